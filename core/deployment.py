@@ -1,0 +1,77 @@
+"""A deployment (model on GPUs with formats and engine settings) and a workload to estimate.
+
+Both are frozen, keyword-only and validated at creation, so every formula downstream can trust
+its inputs; messages name the field and the allowed range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.engine import EngineConfig, Parallelism
+from core.gpu import GpuSpec
+from core.model import ModelSpec
+from core.precision import Precision
+
+MAX_TOKENS = 100_000_000
+MAX_BATCH = 10_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deployment:
+    """One replica: a model on tp x pp GPUs of one type, with weight and KV formats."""
+
+    model: ModelSpec
+    gpu: GpuSpec
+    weights: Precision
+    kv: Precision
+    parallel: Parallelism = field(default_factory=Parallelism)
+    engine: EngineConfig = field(default_factory=EngineConfig)
+
+    def __post_init__(self) -> None:
+        tp, pp = self.parallel.tp, self.parallel.pp
+        if self.model.num_heads % tp:
+            raise ValueError(
+                f"tp ({tp}) must divide the number of attention heads ({self.model.num_heads}) of {self.model.name}"
+            )
+        if pp > self.model.num_layers:
+            raise ValueError(f"pp ({pp}) must not exceed the number of layers ({self.model.num_layers})")
+        if self.parallel.num_gpus > 1 and self.gpu.link_bandwidth_bidirectional <= 0:
+            raise ValueError(f"{self.gpu.name} has no GPU-to-GPU link in the catalog; use one GPU")
+        if self.engine.max_model_len is not None and self.engine.max_model_len > self.model.max_context:
+            raise ValueError(
+                f"max_model_len ({self.engine.max_model_len}) exceeds the model's maximum context "
+                f"({self.model.max_context})"
+            )
+
+    @property
+    def max_model_len(self) -> int:
+        return self.engine.max_model_len or self.model.max_context
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload:
+    """A batch of identical requests: prompt and answer lengths [tokens] and how many run at once."""
+
+    input_len: int = 1024
+    output_len: int = 256
+    batch: int = 1
+
+    def __post_init__(self) -> None:
+        for name, high in (("input_len", MAX_TOKENS), ("output_len", MAX_TOKENS), ("batch", MAX_BATCH)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+                raise ValueError(f"{name} must be an integer from 1 to {high}, got {value!r}")
+
+    @property
+    def request_len(self) -> int:
+        return self.input_len + self.output_len
+
+
+def check_fits_context(deployment: Deployment, workload: Workload) -> None:
+    """Raise when one request is longer than the engine would accept."""
+    if workload.request_len > deployment.max_model_len:
+        raise ValueError(
+            f"input_len + output_len ({workload.request_len}) exceeds max_model_len "
+            f"({deployment.max_model_len}); raise max_model_len or shorten the request"
+        )

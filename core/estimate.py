@@ -1,0 +1,204 @@
+"""One question, one answer: memory, concurrency ceiling, latency and throughput of a deployment.
+
+:func:`estimate` composes the formulas of :mod:`core.memory`, :mod:`core.kv` and
+:mod:`core.latency` for one workload (B identical requests of I prompt and O answer tokens):
+
+    TTFT = prefill of B prompts arriving together (the last one's first token, no queueing)
+    TPOT = one decode step of B sequences at the mean context I + O / 2
+    E2E  = TTFT + (O - 1) x TPOT
+    output tokens/s = B x O / E2E;  total tokens/s = B x (I + O) / E2E
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core import units
+from core.deployment import Deployment, Workload, check_fits_context
+from core.kv import KvCapacity, kv_capacity
+from core.latency import PhaseTime, decode_step_time, prefill_time
+from core.memory import (
+    activation_peak_bytes,
+    kv_budget_bytes,
+    kv_bytes_per_sequence,
+    overhead_bytes,
+    usable_capacity_bytes,
+    weight_bytes_per_gpu,
+)
+
+DECODE_CONTEXT_MIDPOINT = 2  # decode runs from context I to I + O; its mean is I + O / 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryBreakdown:
+    """One GPU's memory [bytes]; the parts add up to ``capacity``."""
+
+    capacity: float
+    """Total memory as the driver reports it."""
+    driver_reserved: float
+    held_back: float
+    """usable x (1 - gpu_memory_utilization): CUDA context and anything outside the engine."""
+    weights: float
+    activations: float
+    overhead: float
+    kv_budget: float
+    """What remains for KV cache; negative when the rest does not fit."""
+    kv_in_use: float
+    """KV cache the workload's batch needs."""
+
+    @property
+    def kv_free(self) -> float:
+        return self.kv_budget - self.kv_in_use
+
+    @property
+    def non_kv(self) -> float:
+        return self.weights + self.activations + self.overhead
+
+
+@dataclass(frozen=True, kw_only=True)
+class Latency:
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    prefill: PhaseTime
+    decode: PhaseTime
+
+
+@dataclass(frozen=True, kw_only=True)
+class Throughput:
+    output_tokens_per_s: float
+    total_tokens_per_s: float
+    decode_tokens_per_s: float
+    """B / TPOT: the steady decode rate once every request is generating."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Estimate:
+    deployment: Deployment
+    workload: Workload
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    memory: MemoryBreakdown
+    kv: KvCapacity
+    latency: Latency
+    throughput: Throughput
+    fits: bool
+    warnings: tuple[str, ...]
+
+    @property
+    def bound_prefill(self) -> str:
+        return self.latency.prefill.bound
+
+    @property
+    def bound_decode(self) -> str:
+        return self.latency.decode.bound
+
+
+def memory_breakdown(dep: Deployment, workload: Workload) -> MemoryBreakdown:
+    """Per-GPU memory for ``workload`` on ``dep`` (the vLLM-style budget, see core.memory)."""
+    tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    usable = usable_capacity_bytes(dep.gpu.memory_bytes, dep.engine)
+    weights = weight_bytes_per_gpu(dep.model, dep.weights, dep.parallel)
+    activations = activation_peak_bytes(dep.model, tokens, seqs)
+    overhead = overhead_bytes(dep.engine, dep.parallel)
+    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, workload.request_len, dep.engine.block_size)
+    return MemoryBreakdown(
+        capacity=dep.gpu.memory_bytes,
+        driver_reserved=dep.engine.driver_reserved_bytes,
+        held_back=usable * (1 - dep.engine.gpu_memory_utilization),
+        weights=weights,
+        activations=activations,
+        overhead=overhead,
+        kv_budget=kv_budget_bytes(usable, dep.engine, weights, activations, overhead),
+        kv_in_use=workload.batch * per_request,
+    )
+
+
+def latency_and_throughput(dep: Deployment, batch, input_len, output_len) -> tuple[Latency, Throughput]:
+    """Timings for B requests of I + O tokens; B, I and O may be numpy arrays (they broadcast)."""
+    prefill = prefill_time(dep, batch, input_len)
+    decode = decode_step_time(dep, batch, input_len + output_len / DECODE_CONTEXT_MIDPOINT)
+    ttft, tpot = prefill.seconds, decode.seconds
+    e2e = ttft + (output_len - 1) * tpot
+    latency = Latency(ttft_s=ttft, tpot_s=tpot, e2e_s=e2e, prefill=prefill, decode=decode)
+    throughput = Throughput(
+        output_tokens_per_s=batch * output_len / e2e,
+        total_tokens_per_s=batch * (input_len + output_len) / e2e,
+        decode_tokens_per_s=batch / tpot,
+    )
+    return latency, throughput
+
+
+def estimate(dep: Deployment, workload: Workload) -> Estimate:
+    """Answer the whole question for one deployment and workload (see module docstring)."""
+    check_fits_context(dep, workload)
+    tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    memory = memory_breakdown(dep, workload)
+    kv = kv_capacity(dep, memory.kv_budget, workload.request_len)
+    latency, throughput = latency_and_throughput(dep, workload.batch, workload.input_len, workload.output_len)
+    latency = Latency(
+        ttft_s=float(latency.ttft_s),
+        tpot_s=float(latency.tpot_s),
+        e2e_s=float(latency.e2e_s),
+        prefill=latency.prefill,
+        decode=latency.decode,
+    )
+    throughput = Throughput(
+        output_tokens_per_s=float(throughput.output_tokens_per_s),
+        total_tokens_per_s=float(throughput.total_tokens_per_s),
+        decode_tokens_per_s=float(throughput.decode_tokens_per_s),
+    )
+    fits = memory.kv_budget > 0 and memory.kv_in_use <= memory.kv_budget
+    return Estimate(
+        deployment=dep,
+        workload=workload,
+        max_num_batched_tokens=tokens,
+        max_num_seqs=seqs,
+        memory=memory,
+        kv=kv,
+        latency=latency,
+        throughput=throughput,
+        fits=fits,
+        warnings=tuple(_warnings(dep, workload, memory, kv, seqs)),
+    )
+
+
+def _gib(value: float) -> str:
+    return f"{value / units.GiB:.2f} GiB"
+
+
+def _warnings(dep: Deployment, workload: Workload, memory: MemoryBreakdown, kv: KvCapacity, max_seqs: int):
+    if memory.kv_budget <= 0:
+        yield (
+            f"does not fit: weights, activations and overhead need {_gib(memory.non_kv)} per GPU but "
+            f"{dep.engine.gpu_memory_utilization:.0%} of the usable memory is "
+            f"{_gib(memory.capacity - memory.driver_reserved - memory.held_back)}; short by {_gib(-memory.kv_budget)}"
+        )
+    elif memory.kv_in_use > memory.kv_budget:
+        yield (
+            f"the batch of {workload.batch} needs {_gib(memory.kv_in_use)} of KV cache but the budget is "
+            f"{_gib(memory.kv_budget)}: at most {kv.max_concurrency_at_request_len} requests of "
+            f"{workload.request_len} tokens run at once"
+        )
+    if memory.kv_budget > 0 and kv.max_concurrency_at_max_model_len < 1:
+        longest = int(kv.capacity_tokens)
+        yield (
+            f"vLLM would refuse to start: one request of max_model_len {dep.max_model_len} tokens needs "
+            f"{_gib(kv.bytes_per_max_len_request)} of KV cache, more than the {_gib(memory.kv_budget)} budget; "
+            f"set max_model_len to at most about {longest}"
+        )
+    if workload.batch > max_seqs:
+        yield f"batch {workload.batch} exceeds max_num_seqs {max_seqs}: the engine runs at most {max_seqs} at once"
+    _, used = dep.gpu.flops_for(dep.weights)
+    if used != dep.weights.compute:
+        yield (
+            f"{dep.gpu.name} has no {dep.weights.compute.upper()} tensor units: {dep.weights.label} matmuls are "
+            f"modelled at the {used.upper()} rate (weight-only kernels)"
+        )
+    if dep.model.mla is None and dep.model.num_kv_heads < dep.parallel.tp:
+        yield (
+            f"{dep.model.num_kv_heads} KV heads over tp={dep.parallel.tp}: each GPU stores a replicated KV head, "
+            "so KV memory does not shrink further with tp"
+        )
+    if dep.gpu.memory_basis != "driver":
+        yield f"{dep.gpu.name}: memory is the datasheet figure converted to MiB, not a driver reading"

@@ -1,0 +1,69 @@
+"""KV-cache capacity and the concurrency ceiling, three ways.
+
+- paged at the request's length: budget / KV of one request (rounded up to whole blocks);
+- vLLM's logged worst case: KV capacity / KV of one ``max_model_len`` request, as the
+  "Maximum concurrency for L tokens per request: X" line reports it (a float);
+- contiguous reservation: every request reserves ``max_model_len`` up front, as engines without
+  paging do, so real requests waste the difference (the chapters' point).
+
+Plus the textbook formula: (memory - weights - activations) / KV bytes per request.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.deployment import Deployment
+from core.memory import kv_bytes_per_sequence, kv_bytes_per_token
+
+
+@dataclass(frozen=True, kw_only=True)
+class KvCapacity:
+    """Concurrency ceiling on one replica (per-GPU bytes; every GPU holds its share of each request)."""
+
+    bytes_per_token: float
+    """Full-attention KV of one token on one GPU [bytes]."""
+    bytes_per_request: float
+    """KV of one request of the workload's length, whole blocks, window-aware [bytes]."""
+    bytes_per_max_len_request: float
+    """KV of one max_model_len request, whole blocks, window-aware [bytes]."""
+    num_blocks: int
+    capacity_tokens: int
+    """num_blocks x block_size: what vLLM logs as "GPU KV cache size: N tokens"."""
+    max_concurrency_at_max_model_len: float
+    max_concurrency_at_request_len: int
+    max_concurrency_contiguous: int
+
+
+def textbook_max_concurrency(free_bytes, kv_bytes_per_request):
+    """The chapters' ceiling [requests] = (memory - weights - activations) / KV bytes per request."""
+    return np.asarray(free_bytes, dtype=float) / kv_bytes_per_request
+
+
+def max_requests(budget_bytes, bytes_per_request):
+    """Whole requests that fit in ``budget_bytes`` [count], 0 when the budget is negative."""
+    return np.maximum(np.floor(np.asarray(budget_bytes, dtype=float) / bytes_per_request), 0)
+
+
+def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int) -> KvCapacity:
+    """Capacity of a KV budget of ``budget_bytes`` per GPU for requests of ``request_len`` tokens."""
+    block = dep.engine.block_size
+    per_token = kv_bytes_per_token(dep.model, dep.kv, dep.parallel)
+    block_bytes = block * per_token
+    num_blocks = max(math.floor(budget_bytes / block_bytes), 0)
+    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, request_len, block)
+    per_max_len = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, dep.max_model_len, block)
+    contiguous = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, dep.max_model_len)
+    return KvCapacity(
+        bytes_per_token=per_token,
+        bytes_per_request=per_request,
+        bytes_per_max_len_request=per_max_len,
+        num_blocks=num_blocks,
+        capacity_tokens=num_blocks * block,
+        max_concurrency_at_max_model_len=num_blocks * block_bytes / per_max_len,
+        max_concurrency_at_request_len=int(max_requests(budget_bytes, per_request)),
+        max_concurrency_contiguous=int(max_requests(budget_bytes, contiguous)),
+    )

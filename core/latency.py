@@ -1,0 +1,174 @@
+"""Roofline time of engine work: FLOPs, bytes and all-reduce traffic of a phase, and which bound won.
+
+One code path for prefill and decode: a *phase* runs ``sequences`` requests, each adding
+``new_tokens`` tokens to ``context`` tokens already cached, over ``steps`` engine steps.
+Prefill of B prompts of length I is (B, I, 0, ceil(B I / max_num_batched_tokens)); one decode
+step is (B, 1, context, 1). Every function accepts numpy arrays and broadcasts them.
+
+    time = max(FLOPs / (peak x compute eff.), bytes / (bandwidth x bandwidth eff.))
+           + all-reduce time + steps x fixed step overhead
+
+Work is per GPU: tensor parallel divides FLOPs and weight bytes by tp (KV bytes per GPU follow
+the head split); pipeline stages run one after another for a token, so PP does not shorten a
+step and adds a point-to-point send per stage boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.deployment import Deployment
+from core.engine import Parallelism
+from core.memory import kv_bytes_per_sequence, weight_bytes
+from core.model import ModelSpec
+from core.params import parameter_counts
+from core.precision import ACTIVATION_PRECISION
+
+FLOPS_PER_MAC = 2  # a multiply-add is 2 FLOPs
+ALLREDUCES_PER_LAYER = 2  # Megatron TP: after attention's output projection and after the MLP
+RING_ALLREDUCE_FACTOR = 2  # a ring all-reduce moves 2 (n - 1) / n of the message per GPU
+
+
+@dataclass(frozen=True)
+class PhaseTime:
+    """Time of a phase on one replica [s], with the parts that make it (scalars or arrays)."""
+
+    compute_s: object
+    memory_s: object
+    comm_s: object
+    overhead_s: object
+
+    @property
+    def seconds(self):
+        return np.maximum(self.compute_s, self.memory_s) + self.comm_s + self.overhead_s
+
+    @property
+    def bound(self):
+        """'compute' or 'memory' (bandwidth), whichever roofline term is larger."""
+        label = np.where(np.asarray(self.compute_s) >= np.asarray(self.memory_s), "compute", "memory")
+        return label if label.ndim else str(label)
+
+
+def attended_pairs(new_tokens, context, window=None):
+    """Query-key pairs one sequence's new tokens score in one layer [count].
+
+    Token i (1..n) attends to context + i keys, or at most ``window`` in a sliding layer:
+    full = n c + n (n + 1) / 2; windowed = m c + m (m + 1) / 2 + (n - m) W, m = clip(W - c, 0, n).
+    """
+    n = np.asarray(new_tokens, dtype=float)
+    c = np.asarray(context, dtype=float)
+    if window is None:
+        return n * c + n * (n + 1) / 2
+    m = np.clip(window - c, 0, n)
+    return m * c + m * (m + 1) / 2 + (n - m) * window
+
+
+def attention_flops(model: ModelSpec, sequences, new_tokens, context):
+    """Score and value FLOPs of all layers [FLOP] = 2 x heads x (qk dim + v dim) x pairs x layers."""
+    per_pair = FLOPS_PER_MAC * model.num_heads * (model.q_head_dim + model.v_head_dim)
+    sliding = model.num_sliding_layers
+    pairs = (model.num_layers - sliding) * attended_pairs(new_tokens, context)
+    if sliding:
+        pairs = pairs + sliding * attended_pairs(new_tokens, context, model.sliding_window)
+    return np.asarray(sequences, dtype=float) * pairs * per_pair
+
+
+def linear_flops(model: ModelSpec, sequences, new_tokens):
+    """Matmul FLOPs [FLOP] = 2 x active body params x tokens + 2 x vocab x hidden x sequences.
+
+    Only each sequence's last token goes through the LM head (the engine samples from it).
+    """
+    p = parameter_counts(model)
+    body = p.active_matmul - p.lm_head
+    tokens = np.asarray(sequences, dtype=float) * np.asarray(new_tokens, dtype=float)
+    logits = model.vocab_size * model.hidden_size * np.asarray(sequences, dtype=float)
+    return FLOPS_PER_MAC * (body * tokens + logits)
+
+
+def experts_touched_fraction(model: ModelSpec, tokens_per_step):
+    """Expected fraction of a layer's routed experts that receive at least one of the step's tokens.
+
+    1 - (1 - k / E) ^ tokens, assuming each token picks its k experts uniformly and independently:
+    k / E at one token, approaching 1 as the batch grows (dense models: 1).
+    """
+    if model.moe is None:
+        return np.ones_like(np.asarray(tokens_per_step, dtype=float))
+    miss = 1 - model.moe.experts_per_token / model.moe.num_experts
+    return 1 - miss ** np.asarray(tokens_per_step, dtype=float)
+
+
+def weight_bytes_read(dep: Deployment, tokens_per_step):
+    """Weight bytes one step reads on the whole replica [bytes].
+
+    Everything except the embedding table (only looked up row by row), with routed experts scaled
+    by the fraction touched; a tied LM head reads the embedding matrix.
+    """
+    w = weight_bytes(dep.model, dep.weights)
+    head = w.lm_head or w.embedding
+    dense_part = w.layers - w.routed_experts + head
+    return dense_part + w.routed_experts * experts_touched_fraction(dep.model, tokens_per_step)
+
+
+def comm_seconds(dep: Deployment, tokens, steps):
+    """All-reduce and pipeline-send time of a phase [s].
+
+    TP: (2 x layers + 1) all-reduces per step (the +1 for the vocab-parallel embedding), each
+    latency + 2 (tp - 1) / tp x tokens x hidden x 2 B / (link bandwidth x link eff.).
+    PP: per stage boundary, latency + tokens x hidden x 2 B / (link x eff.) per step.
+    """
+    par, eff = dep.parallel, dep.engine.efficiency
+    if par.num_gpus == 1:
+        return np.zeros_like(np.asarray(tokens, dtype=float))
+    link = dep.gpu.link_bandwidth * eff.link
+    message_bytes = np.asarray(tokens, dtype=float) * dep.model.hidden_size * ACTIVATION_PRECISION.bytes_per_element
+    steps = np.asarray(steps, dtype=float)
+    total = np.zeros_like(message_bytes)
+    if par.tp > 1:
+        count = ALLREDUCES_PER_LAYER * dep.model.num_layers + 1
+        ring = RING_ALLREDUCE_FACTOR * (par.tp - 1) / par.tp
+        total = total + count * (steps * eff.allreduce_latency_s + ring * message_bytes / link)
+    if par.pp > 1:
+        total = total + (par.pp - 1) * (steps * eff.allreduce_latency_s + message_bytes / link)
+    return total
+
+
+def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseTime:
+    """Roofline time of ``sequences`` x ``new_tokens`` tokens on top of ``context`` cached ones."""
+    model, gpu, eff, tp = dep.model, dep.gpu, dep.engine.efficiency, dep.parallel.tp
+    sequences = np.asarray(sequences, dtype=float)
+    steps = np.asarray(steps, dtype=float)
+    tokens = sequences * np.asarray(new_tokens, dtype=float)
+    matmul_peak, _ = gpu.flops_for(dep.weights)
+    attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
+    compute_s = (
+        linear_flops(model, sequences, new_tokens) / (matmul_peak * eff.compute)
+        + attention_flops(model, sequences, new_tokens, context) / (attention_peak * eff.compute)
+    ) / tp
+    # KV: read the cached context and write the new tokens, per GPU (heads split by tp)
+    kv = sequences * kv_bytes_per_sequence(model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
+    weights = steps * weight_bytes_read(dep, tokens / steps) / tp
+    memory_s = (weights + kv) / (gpu.memory_bandwidth * eff.bandwidth)
+    return PhaseTime(
+        compute_s=compute_s,
+        memory_s=memory_s,
+        comm_s=comm_seconds(dep, tokens, steps),
+        overhead_s=steps * eff.step_overhead_s,
+    )
+
+
+def prefill_steps(dep: Deployment, sequences, input_len):
+    """Engine steps to prefill ``sequences`` prompts: ceil(tokens / max_num_batched_tokens)."""
+    budget, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    return np.ceil(np.asarray(sequences, dtype=float) * np.asarray(input_len, dtype=float) / budget)
+
+
+def prefill_time(dep: Deployment, sequences, input_len) -> PhaseTime:
+    """Prefill of ``sequences`` prompts arriving together, in chunks of max_num_batched_tokens."""
+    return phase_time(dep, sequences, input_len, 0, prefill_steps(dep, sequences, input_len))
+
+
+def decode_step_time(dep: Deployment, sequences, context) -> PhaseTime:
+    """One decode step: every running sequence adds one token on top of ``context`` cached ones."""
+    return phase_time(dep, sequences, 1, context, 1)
