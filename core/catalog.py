@@ -7,6 +7,7 @@ One TOML file per model (``data/models/<id>.toml``: source, published counts and
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,8 +46,9 @@ class Catalog:
         raise KeyError(ref)
 
 
+@functools.cache
 def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
-    """Every model and GPU under ``data_dir``, sorted by id."""
+    """Every model and GPU under ``data_dir``, sorted by id (read once per directory; specs are frozen)."""
     models = tuple(load_model_file(p) for p in sorted((data_dir / "models").glob("*.toml")))
     gpus = tuple(load_gpu_file(p) for p in sorted((data_dir / "gpus").glob("*.toml")))
     for kind, specs in (("model", models), ("gpu", gpus)):

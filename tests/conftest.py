@@ -1,0 +1,32 @@
+"""Shared fixtures: the built-in catalog and a deployment factory."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.catalog import Catalog, load_catalog
+from core.deployment import Deployment
+from core.engine import EngineConfig, Parallelism
+from core.precision import kv_precision, weight_precision
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@pytest.fixture(scope="session")
+def deploy(catalog):
+    def make(model="llama-3.1-8b", gpu="h100-sxm", weights=None, kv="auto", tp=1, pp=1, **engine):
+        spec = catalog.model(model)
+        w = weight_precision(weights or spec.native_dtype)
+        return Deployment(
+            model=spec,
+            gpu=catalog.gpu(gpu),
+            weights=w,
+            kv=kv_precision(kv, w),
+            parallel=Parallelism(tp=tp, pp=pp),
+            engine=EngineConfig(**engine),
+        )
+
+    return make

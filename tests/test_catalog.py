@@ -1,0 +1,109 @@
+"""Every catalog entry is sourced, loads into a valid spec, and agrees with published figures."""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+
+import pytest
+
+from core import units
+from core.catalog import DATA_DIR, load_gpu_file, load_model_file
+from core.params import parameter_counts
+
+MODEL_FILES = sorted((DATA_DIR / "models").glob("*.toml"))
+GPU_FILES = sorted((DATA_DIR / "gpus").glob("*.toml"))
+
+REQUIRED_MODELS = [
+    "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3.1-8b", "llama-3.1-70b",
+    "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b", "llama-3.3-70b", "qwen2.5-0.5b", "qwen2.5-7b",
+    "qwen2.5-72b", "qwen3-0.6b", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+    "mistral-7b-v0.3", "mixtral-8x7b", "deepseek-v2-lite", "deepseek-v3", "deepseek-r1",
+    "deepseek-r1-distill-qwen-7b", "gemma-2-9b", "gemma-2-27b", "gemma-3-27b", "phi-3-mini", "phi-4",
+    "glm-4-9b", "gpt-oss-20b", "gpt-oss-120b",
+]
+REQUIRED_GPUS = [
+    "t4", "a10", "a10g", "l4", "l20", "l40s", "a100-40gb", "a100-80gb", "a800-80gb", "h100-pcie",
+    "h100-sxm", "h800", "h20", "h200", "b200", "rtx-3090", "rtx-4090", "rtx-5090", "rtx-6000-ada", "mi300x",
+]
+# Publishers round active counts their own way; named exceptions with the reason, never silent.
+ACTIVE_TOLERANCE = {
+    # DeepSeek-V2 paper: "2.4B activated"; we count 2.45B without the embedding, 2.66B with it
+    "deepseek-v2-lite": 0.03,
+}
+
+
+def test_catalog_sizes(catalog):
+    assert len(catalog.models) >= 30
+    assert len(catalog.gpus) >= 25
+    assert set(REQUIRED_MODELS) <= {m.id for m in catalog.models}
+    assert set(REQUIRED_GPUS) <= {g.id for g in catalog.gpus}
+
+
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
+def test_model_entry_is_sourced(path):
+    entry = tomllib.loads(path.read_text())
+    assert entry["source_url"].startswith("https://")
+    assert entry["params_source_url"].startswith("https://")
+    assert isinstance(entry["source_read"], dt.date)
+    assert entry["config"]["model_type"]
+
+
+@pytest.mark.parametrize("path", GPU_FILES, ids=lambda p: p.stem)
+def test_gpu_entry_is_sourced(path):
+    entry = tomllib.loads(path.read_text())
+    assert entry["source_url"].startswith("https://")
+    assert isinstance(entry["source_read"], dt.date)
+    if entry.get("memory_mib_reported_basis", "driver") == "driver":
+        assert entry["memory_reported_source_url"].startswith("https://")
+    if "price" in entry:
+        assert entry["price"]["source_url"].startswith("https://")
+        assert isinstance(entry["price"]["source_read"], dt.date)
+
+
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
+def test_model_parameter_count_matches_published(path):
+    model = load_model_file(path)
+    p = parameter_counts(model)
+    assert p.total == pytest.approx(model.params_total_published, rel=0.02)
+    active = p.active - p.embedding if model.params_active_excludes_embedding else p.active
+    assert active == pytest.approx(model.params_active_published, rel=ACTIVE_TOLERANCE.get(model.id, 0.02))
+    assert model.head_dim > 0 and model.num_heads % model.num_kv_heads == 0
+
+
+@pytest.mark.parametrize("path", GPU_FILES, ids=lambda p: p.stem)
+def test_gpu_figures_are_plausible(path):
+    gpu = load_gpu_file(path)
+    flops = dict(gpu.tensor_flops)
+    # the driver shows a little less than the marketed decimal capacity, never more than 2.5 % above it
+    assert 0.85 * gpu.memory_bytes_datasheet < gpu.memory_bytes < 1.1 * gpu.memory_bytes_datasheet
+    assert 100 * units.GB <= gpu.memory_bandwidth <= 20 * units.TB
+    sixteen = flops.get("bf16", flops.get("fp16"))
+    assert 10 * units.TERA < sixteen < 5000 * units.TERA
+    # lower precision is never slower than 16-bit on the same tensor cores
+    for key in ("fp8", "int8", "int4", "fp4"):
+        if key in flops:
+            assert flops[key] >= sixteen
+
+
+def test_a10_has_24_gb_not_28(catalog):
+    # regression: a peer calculator lists the A10 with 28 GB; nvidia-smi shows 23028 MiB (ECC on)
+    a10 = catalog.gpu("a10")
+    assert a10.memory_bytes_datasheet == 24 * units.GB
+    assert a10.memory_bytes == 23028 * units.MiB
+
+
+def test_h100_dense_not_sparse(catalog):
+    # NVIDIA lists 1979 TFLOPS BF16 "with sparsity" for the H100 SXM; the dense figure is half
+    assert dict(catalog.gpu("h100-sxm").tensor_flops)["bf16"] == pytest.approx(989.4 * units.TERA, rel=0.01)
+
+
+def test_rtx_4090_uses_fp32_accumulate_rate(catalog):
+    # Ada whitepaper: 165.2 TFLOPS FP16 with FP32 accumulate (330.3 is the FP16-accumulate rate)
+    assert dict(catalog.gpu("rtx-4090").tensor_flops)["fp16"] == pytest.approx(165.2 * units.TERA)
+
+
+def test_lookup_by_hf_id_is_case_insensitive(catalog):
+    assert catalog.model("META-LLAMA/Llama-3.1-8B").id == "llama-3.1-8b"
+    with pytest.raises(KeyError):
+        catalog.model("no-such-model")
