@@ -2,7 +2,7 @@
 
 One code path for prefill and decode: a *phase* runs ``sequences`` requests, each adding
 ``new_tokens`` tokens to ``context`` tokens already cached, over ``steps`` engine steps.
-Prefill of B prompts of length I is (B, I, 0, ceil(B I / max_num_batched_tokens)); one decode
+Prefill of B prompts of length I is (B, I, 0, max(1, B I / max_num_batched_tokens)); one decode
 step is (B, 1, context, 1). Every function accepts numpy arrays and broadcasts them.
 
     time = max(FLOPs / (peak x compute eff.), bytes / (bandwidth x bandwidth eff.))
@@ -159,9 +159,14 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
 
 
 def prefill_steps(dep: Deployment, sequences, input_len):
-    """Engine steps to prefill ``sequences`` prompts: ceil(tokens / max_num_batched_tokens)."""
+    """Engine steps to prefill ``sequences`` prompts: max(1, tokens / max_num_batched_tokens).
+
+    At least one whole step (a lone short prompt still reads every weight once); beyond that
+    fractional, because a continuous-batching engine tops a part-filled last chunk up with other
+    work, so each prompt token costs its share of a step rather than a whole extra step.
+    """
     budget, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
-    return np.ceil(np.asarray(sequences, dtype=float) * np.asarray(input_len, dtype=float) / budget)
+    return np.maximum(1.0, np.asarray(sequences, dtype=float) * np.asarray(input_len, dtype=float) / budget)
 
 
 def prefill_time(dep: Deployment, sequences, input_len) -> PhaseTime:

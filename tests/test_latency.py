@@ -1,0 +1,107 @@
+"""Roofline latency and throughput: hand-derived values and invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core import units
+from core.deployment import Workload
+from core.estimate import estimate, latency_and_throughput
+from core.latency import (
+    attended_pairs,
+    comm_seconds,
+    decode_step_time,
+    experts_touched_fraction,
+    prefill_time,
+)
+from core.memory import weight_bytes
+
+
+def test_attended_pairs_by_hand():
+    # 3 new tokens after 2 cached: they see 3, 4 and 5 keys = 12 pairs
+    assert attended_pairs(3, 2) == 12
+    # with a window of 4: 3, 4, 4 keys = 11 pairs
+    assert attended_pairs(3, 2, window=4) == 11
+    # a fresh 1000-token prompt: 1000 x 1001 / 2 pairs
+    assert attended_pairs(1000, 0) == 500_500
+
+
+def test_decode_at_batch_1_is_weight_read_over_bandwidth(deploy):
+    dep = deploy(model="llama-3.1-8b", gpu="h100-sxm")
+    step = decode_step_time(dep, 1, 1024)
+    eff = dep.engine.efficiency
+    w = weight_bytes(dep.model, dep.weights)
+    # bytes: every weight but the embedding table (16.06 GB - 1.05 GB) plus 1025 tokens of 128 KiB KV
+    bytes_read = w.total - w.embedding + 1025 * 128 * units.KiB
+    expected = bytes_read / (3350 * units.GB * eff.bandwidth) + eff.step_overhead_s
+    assert step.bound == "memory"
+    assert step.seconds == pytest.approx(expected)
+
+
+def test_prefill_is_compute_bound_and_attention_grows_quadratically(deploy):
+    dep = deploy(model="llama-3.1-8b", gpu="h100-sxm", max_model_len=32768)
+    short, long = prefill_time(dep, 1, 4096), prefill_time(dep, 1, 16384)
+    assert short.bound == "compute" and long.bound == "compute"
+    # 4x the tokens costs more than 4x the time: the attention term is quadratic
+    assert long.compute_s > 4 * short.compute_s
+
+
+def test_moe_decode_reads_only_routed_experts(deploy):
+    moe = deploy(model="qwen3-30b-a3b", gpu="h100-sxm")
+    # one token touches 8 of 128 experts per layer; a big batch touches nearly all of them
+    assert experts_touched_fraction(moe.model, 1) == pytest.approx(8 / 128)
+    assert experts_touched_fraction(moe.model, 512) == pytest.approx(1.0, abs=1e-9)
+    dense = deploy(model="qwen3-32b", gpu="h100-sxm")
+    # 30B total but ~3B active: batch-1 decode is several times faster than a dense 32B
+    assert decode_step_time(moe, 1, 1024).seconds < decode_step_time(dense, 1, 1024).seconds / 4
+
+
+def test_tensor_parallel_adds_allreduce_time_and_pcie_is_slower(deploy):
+    nvlink = deploy(model="llama-3.1-70b", gpu="h100-sxm", tp=4)
+    pcie = deploy(model="llama-3.1-70b", gpu="h100-pcie", tp=4)
+    assert comm_seconds(deploy(), 4096, 1) == 0
+    eff = nvlink.engine.efficiency
+    # 2 x 80 layers + 1 all-reduces of 4096 x 8192 x 2 B, ring factor 2 x 3 / 4, over 450 GB/s x link eff
+    message = 4096 * 8192 * 2
+    expected = 161 * (eff.allreduce_latency_s + 1.5 * message / (450 * units.GB * eff.link))
+    assert comm_seconds(nvlink, 4096, 1) == pytest.approx(expected)
+    assert comm_seconds(pcie, 4096, 1) > 5 * comm_seconds(nvlink, 4096, 1)
+
+
+def test_e2e_is_ttft_plus_remaining_tokens(deploy):
+    e = estimate(deploy(), Workload(input_len=512, output_len=100, batch=4))
+    assert e.latency.e2e_s == pytest.approx(e.latency.ttft_s + 99 * e.latency.tpot_s)
+    assert e.throughput.output_tokens_per_s == pytest.approx(4 * 100 / e.latency.e2e_s)
+
+
+def test_sweep_matches_single_estimates(deploy):
+    dep = deploy(max_model_len=16384)
+    batches = np.array([1, 8, 64, 256])
+    inputs = np.array([[128], [2048]])
+    lat, thr = latency_and_throughput(dep, batches, inputs, 256)
+    single = estimate(dep, Workload(input_len=2048, output_len=256, batch=64))
+    assert lat.tpot_s[1, 2] == pytest.approx(single.latency.tpot_s)
+    assert lat.ttft_s[1, 2] == pytest.approx(single.latency.ttft_s)
+    assert thr.output_tokens_per_s[1, 2] == pytest.approx(single.throughput.output_tokens_per_s)
+
+
+MODELS = ["llama-3.1-8b", "qwen3-30b-a3b", "gemma-2-9b", "deepseek-v2-lite", "phi-3-mini"]
+GPUS = ["a10", "l4", "a100-80gb", "h100-sxm", "rtx-4090", "mi300x"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(model=st.sampled_from(MODELS), gpu=st.sampled_from(GPUS), tp=st.sampled_from([1, 2, 4]),
+       input_len=st.integers(1, 2000), output_len=st.integers(1, 2000))
+def test_tpot_and_throughput_monotone_in_batch(deploy, model, gpu, tp, input_len, output_len):
+    dep = deploy(model=model, gpu=gpu, tp=tp, max_model_len=4096)
+    batches = np.arange(1, 1025)
+    lat, thr = latency_and_throughput(dep, batches, input_len, output_len)
+    # TPOT never falls as the batch grows
+    assert np.all(np.diff(lat.tpot_s) >= 0)
+    # throughput never falls: it rises, then flattens when compute binds
+    for rate in (thr.decode_tokens_per_s, thr.output_tokens_per_s):
+        assert np.all(np.diff(rate) >= -1e-9 * rate[1:])
+    assert np.all(np.isfinite(lat.e2e_s)) and np.all(lat.e2e_s > 0)
