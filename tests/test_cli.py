@@ -1,0 +1,110 @@
+"""The CLI is a public interface: JSON keys, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_estimate_json_has_the_documented_keys(capsys):
+    code, out, _ = run(capsys, "estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "32",
+                       "--max-model-len", "8192", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data["memory_per_gpu"]) >= {"capacity_gib", "weights_gib", "kv_cache_gib", "activations_gib",
+                                           "overhead_gib", "free_gib"}
+    assert set(data["kv"]) >= {"bytes_per_token", "budget_gib_per_gpu", "capacity_tokens",
+                               "max_concurrency_at_max_model_len", "max_concurrency_at_request_len",
+                               "max_concurrency_contiguous"}
+    assert set(data["latency"]) >= {"ttft_ms", "tpot_ms", "e2e_ms"}
+    assert set(data["throughput"]) >= {"output_tokens_per_s", "total_tokens_per_s"}
+    assert data["bound"]["decode"] in ("memory", "compute")
+    assert data["fits"] is True
+    assert data["kv"]["bytes_per_token"] == 131072
+    # kv_cache_gib is what 32 x (1024 + 256) tokens need: 40960 tokens x 128 KiB = 5 GiB
+    assert data["memory_per_gpu"]["kv_cache_gib"] == pytest.approx(5.0)
+
+
+def test_hf_id_is_case_insensitive_and_config_path_works(capsys, tmp_path):
+    code, out, _ = run(capsys, "estimate", "--model", "Qwen/QWEN3-8B", "--gpu", "l4", "--json")
+    assert code == 0 and json.loads(out)["model"] == "qwen3-8b"
+    config = tmp_path / "my-model" / "config.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
+                                  "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
+                                  "vocab_size": 128256, "max_position_embeddings": 8192}))
+    code, out, _ = run(capsys, "estimate", "--model", str(config), "--gpu", "t4", "--json")
+    assert code == 0 and json.loads(out)["model"] == "my-model"
+
+
+def test_not_fitting_is_an_answer(capsys):
+    code, out, _ = run(capsys, "estimate", "--model", "llama-3.1-70b", "--gpu", "a10", "--max-model-len", "4096",
+                       "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["fits"] is False
+    assert data["kv"]["budget_gib_per_gpu"] < 0
+    assert data["warnings"]
+
+
+def test_tensor_parallel_round_trip(capsys):
+    code, out, _ = run(capsys, "estimate", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--num-gpus", "4",
+                       "--max-model-len", "8192", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["tp"] == 4 and data["num_gpus"] == 4
+    # 70.55B params x 2 B / 4 GPUs = 32.9 GiB per GPU
+    assert data["memory_per_gpu"]["weights_gib"] == pytest.approx(70.55e9 * 2 / 4 / 2**30, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["estimate", "--model", "nope", "--gpu", "a10"], "unknown model 'nope'"),
+        (["estimate", "--model", "llama-3.1-8b", "--gpu", "nope"], "unknown GPU 'nope'"),
+        (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--weight-dtype", "int3"], "weight dtype"),
+        (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--batch", "0"], "batch must be"),
+        (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--tp", "3"], "tp (3) must divide"),
+        (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--gpu-memory-utilization", "1.5"],
+         "gpu_memory_utilization"),
+        (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--max-model-len", "4096", "--input-len", "5000"],
+         "exceeds max_model_len"),
+        (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--num-gpus", "2", "--tp", "4"], "must equal"),
+        (["estimate", "--gpu", "a10"], "--model"),
+        (["list", "cpus"], "invalid choice"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert message in err
+
+
+def test_list_json(capsys):
+    code, out, _ = run(capsys, "list", "gpus", "--json")
+    gpus = json.loads(out)
+    assert code == 0 and any(g["id"] == "a10" for g in gpus)
+    code, out, _ = run(capsys, "list", "models", "--json")
+    assert code == 0 and len(json.loads(out)) >= 30
+
+
+def test_python_dash_m_core_runs():
+    proc = subprocess.run([sys.executable, "-m", "core", "estimate", "--model", "qwen3-0.6b", "--gpu", "t4"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "TTFT" in proc.stdout and "fits: yes" in proc.stdout
