@@ -141,6 +141,8 @@ def resolve_model(ref: str, catalog: Catalog) -> ModelSpec:
         pass
     path = Path(ref)
     if path.suffix == ".json" or path.is_file():
-        return model_from_config(read_config(path), id=path.stem if path.stem != "config" else path.parent.name or "custom")
+        return model_from_config(
+            read_config(path), id=path.stem if path.stem != "config" else path.parent.name or "custom"
+        )
     known = ", ".join(m.id for m in catalog.models)
     raise ValueError(f"unknown model {ref!r}: not a catalog id, Hugging Face id or config.json path (known: {known})")

@@ -96,9 +96,7 @@ class EngineConfig:
 
     def __post_init__(self) -> None:
         if not 0.05 <= self.gpu_memory_utilization <= 1.0:
-            raise ValueError(
-                f"gpu_memory_utilization must be between 0.05 and 1, got {self.gpu_memory_utilization!r}"
-            )
+            raise ValueError(f"gpu_memory_utilization must be between 0.05 and 1, got {self.gpu_memory_utilization!r}")
         if self.max_num_batched_tokens is not None:
             _int_range("max_num_batched_tokens", self.max_num_batched_tokens, 1, 10_000_000)
         if self.max_num_seqs is not None:

@@ -61,9 +61,7 @@ class GpuSpec:
         if "fp16" not in dict(self.tensor_flops) and "bf16" not in dict(self.tensor_flops):
             raise ValueError("tensor_flops must include fp16 or bf16")
         if self.link_bandwidth_bidirectional < 0:
-            raise ValueError(
-                f"link_bandwidth_bidirectional must be >= 0, got {self.link_bandwidth_bidirectional}"
-            )
+            raise ValueError(f"link_bandwidth_bidirectional must be >= 0, got {self.link_bandwidth_bidirectional}")
         if self.price_per_hour is not None and not self.price_per_hour > 0:
             raise ValueError(f"price_per_hour must be > 0, got {self.price_per_hour}")
 

@@ -169,7 +169,9 @@ def usable_capacity_bytes(gpu_memory_bytes: float, engine: EngineConfig) -> floa
     return gpu_memory_bytes - engine.driver_reserved_bytes
 
 
-def kv_budget_bytes(capacity: float, engine: EngineConfig, weights: float, activations: float, overhead: float) -> float:
+def kv_budget_bytes(
+    capacity: float, engine: EngineConfig, weights: float, activations: float, overhead: float
+) -> float:
     """vLLM's KV budget on one GPU [bytes]: capacity x utilization - weights - activations - overhead.
 
     Negative when the model does not fit; callers show it rather than clamp it.

@@ -54,9 +54,7 @@ class MoeSpec:
         for name in ("num_experts", "experts_per_token", "expert_ffn_size"):
             _require_positive(name, getattr(self, name))
         if self.experts_per_token > self.num_experts:
-            raise ValueError(
-                f"experts_per_token ({self.experts_per_token}) exceeds num_experts ({self.num_experts})"
-            )
+            raise ValueError(f"experts_per_token ({self.experts_per_token}) exceeds num_experts ({self.num_experts})")
         for name in ("num_shared_experts", "shared_ffn_size", "num_dense_layers"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -113,21 +111,15 @@ class ModelSpec:
         ):
             _require_positive(name, getattr(self, name))
         if self.num_heads % self.num_kv_heads:
-            raise ValueError(
-                f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})"
-            )
+            raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})")
         if self.sliding_layers and len(self.sliding_layers) != self.num_layers:
-            raise ValueError(
-                f"sliding_layers has {len(self.sliding_layers)} entries for {self.num_layers} layers"
-            )
+            raise ValueError(f"sliding_layers has {len(self.sliding_layers)} entries for {self.num_layers} layers")
         if any(self.sliding_layers) and not self.sliding_window:
             raise ValueError("sliding_window must be set when any layer uses a sliding window")
         if self.sliding_window is not None:
             _require_positive("sliding_window", self.sliding_window)
         if self.moe and self.moe.num_dense_layers > self.num_layers:
-            raise ValueError(
-                f"num_dense_layers ({self.moe.num_dense_layers}) exceeds num_layers ({self.num_layers})"
-            )
+            raise ValueError(f"num_dense_layers ({self.moe.num_dense_layers}) exceeds num_layers ({self.num_layers})")
         for name in ("params_total_published", "params_active_published"):
             value = getattr(self, name)
             if value is not None and not value > 0:

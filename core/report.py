@@ -86,13 +86,13 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
 def format_estimate(e: Estimate) -> str:
     """A compact human-readable report."""
     data = estimate_to_dict(e)
-    mem, kv, lat, thr = data["memory_per_gpu"], data["kv"], data["latency"], data["throughput"]
+    mem, kv, lat, tput = data["memory_per_gpu"], data["kv"], data["latency"], data["throughput"]
     d = e.deployment
     lines = [
         f"{d.model.name} on {d.parallel.num_gpus} x {d.gpu.name} (tp={d.parallel.tp}, pp={d.parallel.pp}), "
         f"weights {d.weights.label}, KV {d.kv.label}",
-        f"workload: batch {e.workload.batch} x ({e.workload.input_len} prompt + {e.workload.output_len} answer) tokens, "
-        f"max_model_len {d.max_model_len}",
+        f"workload: batch {e.workload.batch} x ({e.workload.input_len} prompt + "
+        f"{e.workload.output_len} answer) tokens, max_model_len {d.max_model_len}",
         f"fits: {'yes' if e.fits else 'NO'}",
         "",
         "memory per GPU [GiB]",
@@ -116,7 +116,7 @@ def format_estimate(e: Estimate) -> str:
         f"  TTFT  {lat['ttft_ms']:10.1f} ms   (prefill {data['bound']['prefill']}-bound)",
         f"  TPOT  {lat['tpot_ms']:10.2f} ms   (decode {data['bound']['decode']}-bound)",
         f"  E2E   {lat['e2e_ms']:10.1f} ms",
-        f"  output {thr['output_tokens_per_s']:10.1f} tokens/s, total {thr['total_tokens_per_s']:.1f} tokens/s",
+        f"  output {tput['output_tokens_per_s']:10.1f} tokens/s, total {tput['total_tokens_per_s']:.1f} tokens/s",
     ]
     lines += [f"warning: {w}" for w in e.warnings]
     return "\n".join(lines)
@@ -136,8 +136,11 @@ def model_to_dict(m: ModelSpec) -> dict[str, Any]:
         "head_dim": m.head_dim,
         "moe": None
         if m.moe is None
-        else {"experts": m.moe.num_experts, "experts_per_token": m.moe.experts_per_token,
-              "shared_experts": m.moe.num_shared_experts},
+        else {
+            "experts": m.moe.num_experts,
+            "experts_per_token": m.moe.experts_per_token,
+            "shared_experts": m.moe.num_shared_experts,
+        },
         "sliding_window": m.sliding_window,
         "sliding_layers": m.num_sliding_layers,
         "max_context": m.max_context,

@@ -21,15 +21,37 @@ def run(capsys, *argv):
 
 
 def test_estimate_json_has_the_documented_keys(capsys):
-    code, out, _ = run(capsys, "estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "32",
-                       "--max-model-len", "8192", "--json")
+    code, out, _ = run(
+        capsys,
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--batch",
+        "32",
+        "--max-model-len",
+        "8192",
+        "--json",
+    )
     assert code == 0
     data = json.loads(out)
-    assert set(data["memory_per_gpu"]) >= {"capacity_gib", "weights_gib", "kv_cache_gib", "activations_gib",
-                                           "overhead_gib", "free_gib"}
-    assert set(data["kv"]) >= {"bytes_per_token", "budget_gib_per_gpu", "capacity_tokens",
-                               "max_concurrency_at_max_model_len", "max_concurrency_at_request_len",
-                               "max_concurrency_contiguous"}
+    assert set(data["memory_per_gpu"]) >= {
+        "capacity_gib",
+        "weights_gib",
+        "kv_cache_gib",
+        "activations_gib",
+        "overhead_gib",
+        "free_gib",
+    }
+    assert set(data["kv"]) >= {
+        "bytes_per_token",
+        "budget_gib_per_gpu",
+        "capacity_tokens",
+        "max_concurrency_at_max_model_len",
+        "max_concurrency_at_request_len",
+        "max_concurrency_contiguous",
+    }
     assert set(data["latency"]) >= {"ttft_ms", "tpot_ms", "e2e_ms"}
     assert set(data["throughput"]) >= {"output_tokens_per_s", "total_tokens_per_s"}
     assert data["bound"]["decode"] in ("memory", "compute")
@@ -44,16 +66,28 @@ def test_hf_id_is_case_insensitive_and_config_path_works(capsys, tmp_path):
     assert code == 0 and json.loads(out)["model"] == "qwen3-8b"
     config = tmp_path / "my-model" / "config.json"
     config.parent.mkdir()
-    config.write_text(json.dumps({"model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192,
-                                  "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
-                                  "vocab_size": 128256, "max_position_embeddings": 8192}))
+    config.write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "hidden_size": 2048,
+                "intermediate_size": 8192,
+                "num_hidden_layers": 16,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "vocab_size": 128256,
+                "max_position_embeddings": 8192,
+            }
+        )
+    )
     code, out, _ = run(capsys, "estimate", "--model", str(config), "--gpu", "t4", "--json")
     assert code == 0 and json.loads(out)["model"] == "my-model"
 
 
 def test_not_fitting_is_an_answer(capsys):
-    code, out, _ = run(capsys, "estimate", "--model", "llama-3.1-70b", "--gpu", "a10", "--max-model-len", "4096",
-                       "--json")
+    code, out, _ = run(
+        capsys, "estimate", "--model", "llama-3.1-70b", "--gpu", "a10", "--max-model-len", "4096", "--json"
+    )
     data = json.loads(out)
     assert code == 0
     assert data["fits"] is False
@@ -62,8 +96,19 @@ def test_not_fitting_is_an_answer(capsys):
 
 
 def test_tensor_parallel_round_trip(capsys):
-    code, out, _ = run(capsys, "estimate", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--num-gpus", "4",
-                       "--max-model-len", "8192", "--json")
+    code, out, _ = run(
+        capsys,
+        "estimate",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "h100-sxm",
+        "--num-gpus",
+        "4",
+        "--max-model-len",
+        "8192",
+        "--json",
+    )
     data = json.loads(out)
     assert code == 0 and data["tp"] == 4 and data["num_gpus"] == 4
     # 70.55B params x 2 B / 4 GPUs = 32.9 GiB per GPU
@@ -78,10 +123,14 @@ def test_tensor_parallel_round_trip(capsys):
         (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--weight-dtype", "int3"], "weight dtype"),
         (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--batch", "0"], "batch must be"),
         (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--tp", "3"], "tp (3) must divide"),
-        (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--gpu-memory-utilization", "1.5"],
-         "gpu_memory_utilization"),
-        (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--max-model-len", "4096", "--input-len", "5000"],
-         "exceeds max_model_len"),
+        (
+            ["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--gpu-memory-utilization", "1.5"],
+            "gpu_memory_utilization",
+        ),
+        (
+            ["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--max-model-len", "4096", "--input-len", "5000"],
+            "exceeds max_model_len",
+        ),
         (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--num-gpus", "2", "--tp", "4"], "must equal"),
         (["estimate", "--gpu", "a10"], "--model"),
         (["list", "cpus"], "invalid choice"),
@@ -104,7 +153,12 @@ def test_list_json(capsys):
 
 
 def test_python_dash_m_core_runs():
-    proc = subprocess.run([sys.executable, "-m", "core", "estimate", "--model", "qwen3-0.6b", "--gpu", "t4"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "core", "estimate", "--model", "qwen3-0.6b", "--gpu", "t4"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "TTFT" in proc.stdout and "fits: yes" in proc.stdout

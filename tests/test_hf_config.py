@@ -30,8 +30,19 @@ def test_catalog_config_round_trips_through_json_text(path):
     entry = tomllib.loads(path.read_text())
     from_text = model_from_config(read_config(json.dumps(entry["config"])), id=entry["id"], name=entry["name"])
     from_catalog = load_model_file(path)
-    for field in ("num_layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim", "moe", "mla",
-                  "sliding_window", "sliding_layers", "tie_embeddings", "native_dtype"):
+    for field in (
+        "num_layers",
+        "hidden_size",
+        "num_heads",
+        "num_kv_heads",
+        "head_dim",
+        "moe",
+        "mla",
+        "sliding_window",
+        "sliding_layers",
+        "tie_embeddings",
+        "native_dtype",
+    ):
         assert getattr(from_text, field) == getattr(from_catalog, field)
 
 

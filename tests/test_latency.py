@@ -81,11 +81,11 @@ def test_sweep_matches_single_estimates(deploy):
     dep = deploy(max_model_len=16384)
     batches = np.array([1, 8, 64, 256])
     inputs = np.array([[128], [2048]])
-    lat, thr = latency_and_throughput(dep, batches, inputs, 256)
+    lat, tput = latency_and_throughput(dep, batches, inputs, 256)
     single = estimate(dep, Workload(input_len=2048, output_len=256, batch=64))
     assert lat.tpot_s[1, 2] == pytest.approx(single.latency.tpot_s)
     assert lat.ttft_s[1, 2] == pytest.approx(single.latency.ttft_s)
-    assert thr.output_tokens_per_s[1, 2] == pytest.approx(single.throughput.output_tokens_per_s)
+    assert tput.output_tokens_per_s[1, 2] == pytest.approx(single.throughput.output_tokens_per_s)
 
 
 MODELS = ["llama-3.1-8b", "qwen3-30b-a3b", "gemma-2-9b", "deepseek-v2-lite", "phi-3-mini"]
@@ -93,15 +93,20 @@ GPUS = ["a10", "l4", "a100-80gb", "h100-sxm", "rtx-4090", "mi300x"]
 
 
 @settings(max_examples=60, deadline=None)
-@given(model=st.sampled_from(MODELS), gpu=st.sampled_from(GPUS), tp=st.sampled_from([1, 2, 4]),
-       input_len=st.integers(1, 2000), output_len=st.integers(1, 2000))
+@given(
+    model=st.sampled_from(MODELS),
+    gpu=st.sampled_from(GPUS),
+    tp=st.sampled_from([1, 2, 4]),
+    input_len=st.integers(1, 2000),
+    output_len=st.integers(1, 2000),
+)
 def test_tpot_and_throughput_monotone_in_batch(deploy, model, gpu, tp, input_len, output_len):
     dep = deploy(model=model, gpu=gpu, tp=tp, max_model_len=4096)
     batches = np.arange(1, 1025)
-    lat, thr = latency_and_throughput(dep, batches, input_len, output_len)
+    lat, tput = latency_and_throughput(dep, batches, input_len, output_len)
     # TPOT never falls as the batch grows
     assert np.all(np.diff(lat.tpot_s) >= 0)
     # throughput never falls: it rises, then flattens when compute binds
-    for rate in (thr.decode_tokens_per_s, thr.output_tokens_per_s):
+    for rate in (tput.decode_tokens_per_s, tput.output_tokens_per_s):
         assert np.all(np.diff(rate) >= -1e-9 * rate[1:])
     assert np.all(np.isfinite(lat.e2e_s)) and np.all(lat.e2e_s > 0)
