@@ -54,6 +54,15 @@ with st.sidebar:
     input_len = st.select_slider("Prompt length [tokens]", LENGTHS, value=2048, key="input_len")
     output_len = st.select_slider("Answer length [tokens]", LENGTHS, value=512, key="output_len")
     batch = st.slider("Concurrent requests (batch)", 1, 1024, 16, key="batch")
+    max_context = models[model_id].max_context
+    context_choices = sorted({n for n in LENGTHS if n < max_context} | {max_context})
+    max_model_len = st.select_slider(
+        "max_model_len [tokens]",
+        context_choices,
+        value=max_context,
+        key="max_model_len",
+        help="The longest request the engine accepts; vLLM reserves for it in its concurrency figure",
+    )
     utilization = st.slider("gpu_memory_utilization", 0.5, 1.0, 0.9, 0.01, key="gpu_memory_utilization")
 
 st.session_state.pop("scenario_error", None)
@@ -65,7 +74,7 @@ try:
         weights=weights,
         kv=kv_precision(kv_name, weights),
         parallel=Parallelism(tp=tp),
-        engine=EngineConfig(gpu_memory_utilization=utilization),
+        engine=EngineConfig(gpu_memory_utilization=utilization, max_model_len=max_model_len),
     )
     st.session_state["workload"] = Workload(input_len=input_len, output_len=output_len, batch=batch)
 except ValueError as err:

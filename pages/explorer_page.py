@@ -29,7 +29,8 @@ cols[1].metric(
     f"{kv.max_concurrency_at_request_len:,}",
     help="KV budget / KV of one request of this prompt + answer length (paged, 16-token blocks)",
 )
-cols[2].metric("TTFT", f"{lat.ttft_s / units.MS:,.0f} ms", help="Prefill of the whole batch, no queueing")
+ttft = f"{lat.ttft_s / units.MS:,.0f} ms" if lat.ttft_s < 10 else f"{lat.ttft_s:,.1f} s"
+cols[2].metric("TTFT", ttft, help="Prefill of the whole batch, no queueing")
 cols[3].metric("TPOT", f"{lat.tpot_s / units.MS:,.1f} ms", help="One decode step at the mean context")
 cols[4].metric("Throughput", f"{tput.output_tokens_per_s:,.0f} tok/s", help="batch x answer length / E2E")
 cols[5].metric("Decode bound", result.bound_decode)

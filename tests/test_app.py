@@ -56,3 +56,17 @@ def test_model_that_does_not_fit_says_so(app):
     assert not app.exception
     assert metrics(app)["Fits"] == "no"
     assert any("does not fit" in w.value for w in app.warning)
+
+
+def test_switching_to_a_shorter_context_model_keeps_the_session_working(app):
+    app.selectbox(key="model").set_value("llama-2-7b").run()  # 4096-token context
+    assert not app.exception
+    assert app.select_slider(key="max_model_len").value <= 4096
+    assert metrics(app)["Fits"] in ("yes", "no")
+
+
+def test_request_longer_than_max_model_len_is_a_message(app):
+    app.select_slider(key="max_model_len").set_value(2048)
+    app.select_slider(key="input_len").set_value(4096).run()
+    assert not app.exception
+    assert any("exceeds max_model_len" in e.value for e in app.error)

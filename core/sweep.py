@@ -1,0 +1,83 @@
+"""Whole grids at once: batch sizes x prompt lengths as numpy arrays, for the tradeoff charts.
+
+Same formulas as :func:`core.estimate.estimate` (they broadcast), so a sweep point equals the
+single estimate for the same inputs; tests check that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.deployment import Deployment
+from core.estimate import latency_and_throughput
+from core.kv import max_requests
+from core.memory import (
+    activation_peak_bytes,
+    kv_budget_bytes,
+    kv_bytes_per_sequence,
+    overhead_bytes,
+    usable_capacity_bytes,
+    weight_bytes_per_gpu,
+)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Results on a grid; 2-D arrays are indexed [prompt length, batch]."""
+
+    batches: np.ndarray
+    input_lens: np.ndarray
+    output_len: int
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    e2e_s: np.ndarray
+    output_tokens_per_s: np.ndarray
+    total_tokens_per_s: np.ndarray
+    decode_bound: np.ndarray
+    kv_in_use: np.ndarray
+    """KV bytes per GPU the batch needs [bytes]."""
+    kv_budget: float
+    max_concurrency: np.ndarray
+    """Per prompt length: requests of (prompt + answer) tokens that fit the KV budget (paged)."""
+
+    @property
+    def fits(self) -> np.ndarray:
+        return (self.kv_budget > 0) & (self.kv_in_use <= self.kv_budget)
+
+
+def kv_budget(dep: Deployment) -> float:
+    """Per-GPU KV budget of a deployment [bytes] (see core.memory.kv_budget_bytes)."""
+    tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    return kv_budget_bytes(
+        usable_capacity_bytes(dep.gpu.memory_bytes, dep.engine),
+        dep.engine,
+        weight_bytes_per_gpu(dep.model, dep.weights, dep.parallel),
+        activation_peak_bytes(dep.model, tokens, seqs),
+        overhead_bytes(dep.engine, dep.parallel),
+    )
+
+
+def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
+    """Evaluate every (prompt length, batch) pair; arrays in, arrays out, no Python loops."""
+    batches = np.asarray(batches, dtype=float)
+    input_lens = np.asarray(input_lens, dtype=float)
+    grid_b, grid_i = batches[np.newaxis, :], input_lens[:, np.newaxis]
+    latency, throughput = latency_and_throughput(dep, grid_b, grid_i, output_len)
+    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, input_lens + output_len, dep.engine.block_size)
+    budget = kv_budget(dep)
+    return Sweep(
+        batches=batches,
+        input_lens=input_lens,
+        output_len=output_len,
+        ttft_s=latency.ttft_s,
+        tpot_s=np.broadcast_to(latency.tpot_s, latency.ttft_s.shape),
+        e2e_s=latency.e2e_s,
+        output_tokens_per_s=throughput.output_tokens_per_s,
+        total_tokens_per_s=throughput.total_tokens_per_s,
+        decode_bound=latency.decode.bound,
+        kv_in_use=grid_b * per_request[:, np.newaxis],
+        kv_budget=budget,
+        max_concurrency=max_requests(budget, per_request),
+    )
