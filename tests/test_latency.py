@@ -18,6 +18,7 @@ from core.latency import (
     prefill_time,
 )
 from core.memory import weight_bytes
+from core.sweep import sweep
 
 
 def test_attended_pairs_by_hand():
@@ -77,15 +78,19 @@ def test_e2e_is_ttft_plus_remaining_tokens(deploy):
     assert e.throughput.output_tokens_per_s == pytest.approx(4 * 100 / e.latency.e2e_s)
 
 
-def test_sweep_matches_single_estimates(deploy):
-    dep = deploy(max_model_len=16384)
-    batches = np.array([1, 8, 64, 256])
-    inputs = np.array([[128], [2048]])
-    lat, tput = latency_and_throughput(dep, batches, inputs, 256)
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "gemma-2-9b", "qwen3-30b-a3b"])
+def test_sweep_matches_single_estimates(deploy, model):
+    dep = deploy(model=model, max_model_len=8192)
+    grid = sweep(dep, [1, 8, 64, 256], [128, 2048], 256)
     single = estimate(dep, Workload(input_len=2048, output_len=256, batch=64))
-    assert lat.tpot_s[1, 2] == pytest.approx(single.latency.tpot_s)
-    assert lat.ttft_s[1, 2] == pytest.approx(single.latency.ttft_s)
-    assert tput.output_tokens_per_s[1, 2] == pytest.approx(single.throughput.output_tokens_per_s)
+    assert grid.tpot_s[1, 2] == pytest.approx(single.latency.tpot_s)
+    assert grid.ttft_s[1, 2] == pytest.approx(single.latency.ttft_s)
+    assert grid.output_tokens_per_s[1, 2] == pytest.approx(single.throughput.output_tokens_per_s)
+    assert grid.kv_budget == pytest.approx(single.memory.kv_budget)
+    assert grid.kv_in_use[1, 2] == pytest.approx(single.memory.kv_in_use)
+    assert grid.fits[1, 2] == single.fits
+    assert grid.max_concurrency[1] == single.kv.max_concurrency_at_request_len
+    assert grid.decode_bound[1, 2] == single.bound_decode
 
 
 MODELS = ["llama-3.1-8b", "qwen3-30b-a3b", "gemma-2-9b", "deepseek-v2-lite", "phi-3-mini"]
