@@ -34,6 +34,12 @@ class Deployment:
             raise ValueError(
                 f"tp ({tp}) must divide the number of attention heads ({self.model.num_heads}) of {self.model.name}"
             )
+        kv_heads = self.model.num_kv_heads
+        if self.model.mla is None and kv_heads % tp and tp % kv_heads:
+            raise ValueError(
+                f"tp ({tp}) and the {kv_heads} KV heads of {self.model.name} must divide one another "
+                "(KV heads are split over GPUs or replicated whole)"
+            )
         if pp > self.model.num_layers:
             raise ValueError(f"pp ({pp}) must not exceed the number of layers ({self.model.num_layers})")
         if self.parallel.num_gpus > 1 and self.gpu.link_bandwidth_bidirectional <= 0:

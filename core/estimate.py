@@ -94,14 +94,13 @@ class Estimate:
         return self.latency.decode.bound
 
 
-def memory_breakdown(dep: Deployment, workload: Workload) -> MemoryBreakdown:
-    """Per-GPU memory for ``workload`` on ``dep`` (the vLLM-style budget, see core.memory)."""
+def memory_breakdown(dep: Deployment, kv_in_use: float = 0.0) -> MemoryBreakdown:
+    """Per-GPU memory of ``dep`` with ``kv_in_use`` bytes of KV cache taken (see core.memory)."""
     tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
     usable = usable_capacity_bytes(dep.gpu.memory_bytes, dep.engine)
     weights = weight_bytes_per_gpu(dep.model, dep.weights, dep.parallel)
     activations = activation_peak_bytes(dep.model, tokens, seqs)
     overhead = overhead_bytes(dep.engine, dep.parallel)
-    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, workload.request_len, dep.engine.block_size)
     return MemoryBreakdown(
         capacity=dep.gpu.memory_bytes,
         driver_reserved=dep.engine.driver_reserved_bytes,
@@ -110,7 +109,7 @@ def memory_breakdown(dep: Deployment, workload: Workload) -> MemoryBreakdown:
         activations=activations,
         overhead=overhead,
         kv_budget=kv_budget_bytes(usable, dep.engine, weights, activations, overhead),
-        kv_in_use=workload.batch * per_request,
+        kv_in_use=kv_in_use,
     )
 
 
@@ -133,7 +132,8 @@ def estimate(dep: Deployment, workload: Workload) -> Estimate:
     """Answer the whole question for one deployment and workload (see module docstring)."""
     check_fits_context(dep, workload)
     tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
-    memory = memory_breakdown(dep, workload)
+    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, workload.request_len, dep.engine.block_size)
+    memory = memory_breakdown(dep, kv_in_use=workload.batch * per_request)
     kv = kv_capacity(dep, memory.kv_budget, workload.request_len)
     latency, throughput = latency_and_throughput(dep, workload.batch, workload.input_len, workload.output_len)
     latency = Latency(

@@ -60,7 +60,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "free_gib": _gib(m.kv_free),
         },
         "kv": {
-            "bytes_per_token": kv.bytes_per_token,
+            "bytes_per_token": round(kv.bytes_per_token),
             "budget_gib_per_gpu": _gib(m.kv_budget),
             "capacity_tokens": kv.capacity_tokens,
             "max_concurrency_at_max_model_len": round(kv.max_concurrency_at_max_model_len, 3),

@@ -11,16 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.deployment import Deployment
-from core.estimate import latency_and_throughput
+from core.estimate import latency_and_throughput, memory_breakdown
 from core.kv import max_requests
-from core.memory import (
-    activation_peak_bytes,
-    kv_budget_bytes,
-    kv_bytes_per_sequence,
-    overhead_bytes,
-    usable_capacity_bytes,
-    weight_bytes_per_gpu,
-)
+from core.memory import kv_bytes_per_sequence
 
 
 @dataclass(frozen=True)
@@ -47,18 +40,6 @@ class Sweep:
         return (self.kv_budget > 0) & (self.kv_in_use <= self.kv_budget)
 
 
-def kv_budget(dep: Deployment) -> float:
-    """Per-GPU KV budget of a deployment [bytes] (see core.memory.kv_budget_bytes)."""
-    tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
-    return kv_budget_bytes(
-        usable_capacity_bytes(dep.gpu.memory_bytes, dep.engine),
-        dep.engine,
-        weight_bytes_per_gpu(dep.model, dep.weights, dep.parallel),
-        activation_peak_bytes(dep.model, tokens, seqs),
-        overhead_bytes(dep.engine, dep.parallel),
-    )
-
-
 def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
     """Evaluate every (prompt length, batch) pair; arrays in, arrays out, no Python loops."""
     batches = np.asarray(batches, dtype=float)
@@ -66,7 +47,7 @@ def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
     grid_b, grid_i = batches[np.newaxis, :], input_lens[:, np.newaxis]
     latency, throughput = latency_and_throughput(dep, grid_b, grid_i, output_len)
     per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, input_lens + output_len, dep.engine.block_size)
-    budget = kv_budget(dep)
+    budget = memory_breakdown(dep).kv_budget
     return Sweep(
         batches=batches,
         input_lens=input_lens,

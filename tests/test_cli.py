@@ -123,6 +123,7 @@ def test_tensor_parallel_round_trip(capsys):
         (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--weight-dtype", "int3"], "weight dtype"),
         (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--batch", "0"], "batch must be"),
         (["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--tp", "3"], "tp (3) must divide"),
+        (["estimate", "--model", "qwen2.5-7b", "--gpu", "a10", "--tp", "7"], "tp (7) and the 4 KV heads"),
         (
             ["estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--gpu-memory-utilization", "1.5"],
             "gpu_memory_utilization",
