@@ -25,6 +25,7 @@ from core.memory import (
     usable_capacity_bytes,
     weight_bytes_per_gpu,
 )
+from core.messages import Notice, notice
 
 DECODE_CONTEXT_MIDPOINT = 2  # decode runs from context I to I + O; its mean is I + O / 2
 
@@ -83,7 +84,12 @@ class Estimate:
     latency: Latency
     throughput: Throughput
     fits: bool
-    warnings: tuple[str, ...]
+    warnings: tuple[Notice, ...]
+
+    @property
+    def engine_starts(self) -> bool:
+        """vLLM refuses to start unless one max_model_len request fits the KV budget."""
+        return self.kv.max_concurrency_at_max_model_len >= 1
 
     @property
     def bound_prefill(self) -> str:
@@ -169,36 +175,42 @@ def _gib(value: float) -> str:
 
 def _warnings(dep: Deployment, workload: Workload, memory: MemoryBreakdown, kv: KvCapacity, max_seqs: int):
     if memory.kv_budget <= 0:
-        yield (
-            f"does not fit: weights, activations and overhead need {_gib(memory.non_kv)} per GPU but "
-            f"{dep.engine.gpu_memory_utilization:.0%} of the usable memory is "
-            f"{_gib(memory.capacity - memory.driver_reserved - memory.held_back)}; short by {_gib(-memory.kv_budget)}"
+        yield notice(
+            "does_not_fit",
+            needed=_gib(memory.non_kv),
+            share=f"{dep.engine.gpu_memory_utilization:.0%}",
+            usable=_gib(memory.capacity - memory.driver_reserved - memory.held_back),
+            short=_gib(-memory.kv_budget),
         )
     elif memory.kv_in_use > memory.kv_budget:
-        yield (
-            f"the batch of {workload.batch} needs {_gib(memory.kv_in_use)} of KV cache but the budget is "
-            f"{_gib(memory.kv_budget)}: at most {kv.max_concurrency_at_request_len} requests of "
-            f"{workload.request_len} tokens run at once"
+        yield notice(
+            "batch_exceeds_kv",
+            batch=workload.batch,
+            needed=_gib(memory.kv_in_use),
+            budget=_gib(memory.kv_budget),
+            fit=kv.max_concurrency_at_request_len,
+            tokens=workload.request_len,
         )
     if memory.kv_budget > 0 and kv.max_concurrency_at_max_model_len < 1:
-        longest = int(kv.capacity_tokens)
-        yield (
-            f"vLLM would refuse to start: one request of max_model_len {dep.max_model_len} tokens needs "
-            f"{_gib(kv.bytes_per_max_len_request)} of KV cache, more than the {_gib(memory.kv_budget)} budget; "
-            f"set max_model_len to at most about {longest}"
+        yield notice(
+            "vllm_refuses_start",
+            max_model_len=dep.max_model_len,
+            needed=_gib(kv.bytes_per_max_len_request),
+            budget=_gib(memory.kv_budget),
+            longest=kv.capacity_tokens,
         )
     if workload.batch > max_seqs:
-        yield f"batch {workload.batch} exceeds max_num_seqs {max_seqs}: the engine runs at most {max_seqs} at once"
+        yield notice("batch_exceeds_max_num_seqs", batch=workload.batch, max_num_seqs=max_seqs)
     _, used = dep.gpu.flops_for(dep.weights)
     if used != dep.weights.compute:
-        yield (
-            f"{dep.gpu.name} has no {dep.weights.compute.upper()} tensor units: {dep.weights.label} matmuls are "
-            f"modelled at the {used.upper()} rate (weight-only kernels)"
+        yield notice(
+            "no_native_compute",
+            gpu=dep.gpu.name,
+            unit=dep.weights.compute.upper(),
+            format=dep.weights.label,
+            used=used.upper(),
         )
     if dep.model.mla is None and dep.model.num_kv_heads < dep.parallel.tp:
-        yield (
-            f"{dep.model.num_kv_heads} KV heads over tp={dep.parallel.tp}: each GPU stores a replicated KV head, "
-            "so KV memory does not shrink further with tp"
-        )
-    if dep.gpu.memory_basis != "driver":
-        yield f"{dep.gpu.name}: memory is the datasheet figure converted to MiB, not a driver reading"
+        yield notice("kv_heads_replicated", kv_heads=dep.model.num_kv_heads, tp=dep.parallel.tp)
+    if dep.gpu.memory_basis == "datasheet":
+        yield notice("memory_from_datasheet", gpu=dep.gpu.name)

@@ -49,10 +49,12 @@ class ConfigError(ValueError):
     """A config.json that cannot be turned into a model spec."""
 
 
-def read_config(source: str | Path) -> dict[str, Any]:
-    """Parse a config.json given as a file path or as JSON text."""
+def read_config(source: str | bytes | Path) -> dict[str, Any]:
+    """Parse a config.json given as a file path, as JSON text or as the bytes of an upload."""
     text: str | bytes
-    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+    if isinstance(source, bytes):
+        text = source
+    elif isinstance(source, Path) or not source.lstrip().startswith("{"):
         path = Path(source)
         if not path.is_file():
             raise ConfigError(f"config.json: no such file: {path}")

@@ -39,6 +39,10 @@ class PhaseTime:
     memory_s: object
     comm_s: object
     overhead_s: object
+    flops: object
+    """FLOPs one GPU executes in the phase [FLOP]."""
+    bytes_moved: object
+    """Bytes one GPU reads or writes from memory in the phase [bytes]."""
 
     @property
     def seconds(self):
@@ -142,19 +146,19 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
     tokens = sequences * np.asarray(new_tokens, dtype=float)
     matmul_peak, _ = gpu.flops_for(dep.weights)
     attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
-    compute_s = (
-        linear_flops(model, sequences, new_tokens) / (matmul_peak * eff.compute)
-        + attention_flops(model, sequences, new_tokens, context) / (attention_peak * eff.compute)
-    ) / tp
+    linear = linear_flops(model, sequences, new_tokens) / tp
+    attention = attention_flops(model, sequences, new_tokens, context) / tp
+    compute_s = (linear / matmul_peak + attention / attention_peak) / eff.compute
     # KV: read the cached context and write the new tokens, per GPU (heads split by tp)
     kv = sequences * kv_bytes_per_sequence(model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
     weights = steps * weight_bytes_read(dep, tokens / steps) / tp
-    memory_s = (weights + kv) / (gpu.memory_bandwidth * eff.bandwidth)
     return PhaseTime(
         compute_s=compute_s,
-        memory_s=memory_s,
+        memory_s=(weights + kv) / (gpu.memory_bandwidth * eff.bandwidth),
         comm_s=comm_seconds(dep, tokens, steps),
         overhead_s=steps * eff.step_overhead_s,
+        flops=linear + attention,
+        bytes_moved=weights + kv,
     )
 
 

@@ -100,6 +100,16 @@ def kv_bytes_per_token_per_layer(model: ModelSpec, kv: Precision, tp: int) -> fl
     return KV_TENSORS * kv_heads_per_gpu(model, tp) * model.head_dim * kv.bytes_per_element
 
 
+def mha_equivalent_kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> float:
+    """KV of one token if every query head kept its own K and V (plain MHA) [bytes].
+
+    layers per GPU x heads per GPU x (key dim + value dim) x bytes: what GQA, MQA and MLA save
+    against; for standard attention 2 x heads x head_dim per layer.
+    """
+    heads = model.num_heads // par.tp
+    return layers_per_gpu(model, par.pp) * heads * (model.q_head_dim + model.v_head_dim) * kv.bytes_per_element
+
+
 def layers_per_gpu(model: ModelSpec, pp: int) -> int:
     """Layers on the most loaded pipeline stage."""
     return math.ceil(model.num_layers / pp)

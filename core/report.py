@@ -79,7 +79,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
         },
         "bound": {"prefill": e.bound_prefill, "decode": e.bound_decode},
         "fits": e.fits,
-        "warnings": list(e.warnings),
+        "warnings": [w.text() for w in e.warnings],
     }
 
 
@@ -118,7 +118,7 @@ def format_estimate(e: Estimate) -> str:
         f"  E2E   {lat['e2e_ms']:10.1f} ms",
         f"  output {tput['output_tokens_per_s']:10.1f} tokens/s, total {tput['total_tokens_per_s']:.1f} tokens/s",
     ]
-    lines += [f"warning: {w}" for w in e.warnings]
+    lines += [f"warning: {w.text()}" for w in e.warnings]
     return "\n".join(lines)
 
 

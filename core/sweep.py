@@ -62,3 +62,9 @@ def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
         kv_budget=budget,
         max_concurrency=max_requests(budget, per_request),
     )
+
+
+def max_concurrency_by_length(dep: Deployment, request_lens) -> np.ndarray:
+    """Requests of each length [tokens] that fit the KV budget at once (paged, whole blocks)."""
+    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, request_lens, dep.engine.block_size)
+    return max_requests(memory_breakdown(dep).kv_budget, per_request)

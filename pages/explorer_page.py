@@ -1,68 +1,103 @@
-"""Explorer: does it fit, how many requests at once, how fast. Reads the sidebar's scenario."""
+"""Explorer: does it fit, how many requests at once, how fast, and the tradeoff between them."""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
+import numpy as np
 import streamlit as st
 
-from core import units
+from core.advice import fit_suggestions
 from core.estimate import estimate
+from core.tradeoff import tradeoff_scores
+from ui import charts, fmt
+from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
+from ui.i18n import notice_text, t
 
-st.title("LLM Inference Tradeoff Explorer")
+st.title(t("explorer.title"))
+st.caption(t("explorer.subtitle"))
 
 if error := st.session_state.get("scenario_error"):
-    st.error(f"This configuration is not possible: {error}")
+    st.error(t("error.impossible", error=error))
     st.stop()
 
-deployment, workload = st.session_state["deployment"], st.session_state["workload"]
-try:
-    result = estimate(deployment, workload)
-except ValueError as err:
-    st.error(str(err))
-    st.stop()
-
+scenario = st.session_state["scenario"]
+dep, work = scenario.deployment, scenario.workload
+result = estimate(dep, work)
 mem, kv, lat, tput = result.memory, result.kv, result.latency, result.throughput
+
 cols = st.columns(6)
-cols[0].metric("Fits", "yes" if result.fits else "no")
+cols[0].metric(t("metric.fits"), t("metric.yes") if result.fits else t("metric.no"), help=t("metric.fits_help"))
 cols[1].metric(
-    "Max concurrent requests",
-    f"{kv.max_concurrency_at_request_len:,}",
-    help="KV budget / KV of one request of this prompt + answer length (paged, 16-token blocks)",
+    t("metric.max_concurrency"),
+    fmt.count(kv.max_concurrency_at_request_len),
+    help=t("metric.max_concurrency_help", tokens=work.request_len),
 )
-ttft = f"{lat.ttft_s / units.MS:,.0f} ms" if lat.ttft_s < 10 else f"{lat.ttft_s:,.1f} s"
-cols[2].metric("TTFT", ttft, help="Prefill of the whole batch, no queueing")
-cols[3].metric("TPOT", f"{lat.tpot_s / units.MS:,.1f} ms", help="One decode step at the mean context")
-cols[4].metric("Throughput", f"{tput.output_tokens_per_s:,.0f} tok/s", help="batch x answer length / E2E")
-cols[5].metric("Decode bound", result.bound_decode)
+cols[2].metric("TTFT", fmt.duration(lat.ttft_s), help=t("metric.ttft_help", batch=work.batch))
+cols[3].metric("TPOT", fmt.duration(lat.tpot_s), help=t("metric.tpot_help"))
+cols[4].metric(t("metric.throughput"), fmt.rate(tput.output_tokens_per_s), help=t("metric.throughput_help"))
+cols[5].metric(t("metric.decode_bound"), t(f"bound.{result.bound_decode}"), help=t("metric.bound_help"))
 
-for warning in result.warnings:
-    st.warning(warning)
+for item in result.warnings:
+    st.warning(notice_text(item))
 
-parts = [
-    ("Weights", mem.weights),
-    ("Activations", mem.activations),
-    ("Engine overhead", mem.overhead),
-    ("KV cache in use", min(max(mem.kv_budget, 0), mem.kv_in_use)),
-    ("KV budget left", max(mem.kv_free, 0)),
-    ("Held back (1 - utilization)", mem.held_back),
-    ("Reserved by driver", mem.driver_reserved),
-]
-figure = go.Figure()
-for name, value in parts:
-    figure.add_bar(
-        y=["per GPU"],
-        x=[value / units.GiB],
-        name=name,
-        orientation="h",
-        hovertemplate=f"{name}: %{{x:.2f}} GiB<extra></extra>",
-    )
-figure.add_vline(x=mem.capacity / units.GiB, line_dash="dash", annotation_text="capacity")
-figure.update_layout(barmode="stack", height=220, xaxis_title="GiB", margin={"t": 30, "b": 40}, title="Memory per GPU")
-st.plotly_chart(figure, width="stretch")
+st.plotly_chart(charts.memory_figure(result), width="stretch", key="memory_chart")
+if not (result.fits and result.engine_starts):
+    suggestions = fit_suggestions(dep, work, result)
+    if suggestions:
+        st.markdown(f"**{t('advice.title')}**")
+        st.markdown(
+            "\n".join(
+                f"- {notice_text(s.notice)}: "
+                + t(
+                    "advice.result",
+                    concurrency=fmt.count(s.result.kv.max_concurrency_at_request_len),
+                    tpot=fmt.duration(s.result.latency.tpot_s),
+                    rate=fmt.rate(s.result.throughput.output_tokens_per_s),
+                )
+                for s in suggestions
+            )
+        )
+    else:
+        st.info(t("advice.none"))
 
+st.subheader(t("concurrency.heading"))
+left, right = st.columns(2)
+left.plotly_chart(charts.concurrency_bars(result), width="stretch", key="concurrency_bars")
+lengths, counts = concurrency_by_length(dep)
+right.plotly_chart(
+    charts.concurrency_curve(lengths, counts, work.request_len, kv.max_concurrency_at_request_len),
+    width="stretch",
+    key="concurrency_curve",
+)
 st.caption(
-    f"KV cache: {kv.bytes_per_token / units.KiB:,.0f} KiB per token; budget {mem.kv_budget / units.GiB:,.2f} GiB "
-    f"holds {kv.capacity_tokens:,} tokens. vLLM would report {kv.max_concurrency_at_max_model_len:,.2f}x "
-    f"concurrency at max_model_len {deployment.max_model_len:,}; reserving max_model_len per request "
-    f"(no paging) fits {kv.max_concurrency_contiguous:,}."
+    t(
+        "concurrency.caption",
+        per_token=fmt.count(kv.bytes_per_token),
+        budget=fmt.gib(mem.kv_budget),
+        tokens=fmt.count(kv.capacity_tokens),
+    )
 )
+
+st.subheader(t("triangle.heading"))
+prompt_lens = sweep_lengths(work.input_len, dep.max_model_len - work.output_len)
+grid = batch_sweep(dep, prompt_lens, work.output_len)
+row = int(np.flatnonzero(grid.input_lens == work.input_len)[0])
+left, right = st.columns(2)
+left.plotly_chart(
+    charts.throughput_tpot_figure(grid, row, work.batch, int(grid.max_concurrency[row])),
+    width="stretch",
+    key="throughput_tpot",
+)
+right.plotly_chart(charts.ttft_figure(grid, work.batch, work.input_len), width="stretch", key="ttft")
+
+scores = tradeoff_scores(result, grid, row)
+left, right = st.columns([1, 2])
+left.plotly_chart(charts.tradeoff_figure(vars(scores)), width="stretch", key="tradeoff")
+right.markdown(
+    t(
+        "tradeoff.explain",
+        memory=f"{scores.memory:.0%}",
+        latency=f"{scores.latency:.0%}",
+        throughput=f"{scores.throughput:.0%}",
+    )
+)
+right.page_link("pages/learn_page.py", label=t("explorer.how_computed"), icon=":material/school:")

@@ -1,72 +1,284 @@
-"""AppTest: the app runs, its numbers are core's numbers, and inputs change them."""
+"""AppTest for every page: no exception, the numbers and chart traces are core's, inputs change them."""
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import units
 from core.deployment import Workload
 from core.estimate import estimate
+from core.sweep import sweep
+from ui import fmt
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGES = ["pages/explorer_page.py", "pages/learn_page.py", "pages/compare_page.py", "pages/catalog_page.py"]
+DEFAULT = {"model": "llama-3.1-8b", "gpu": "a10", "max_model_len": 8192}
+DEFAULT_WORK = Workload(input_len=2048, output_len=512, batch=16)
 
 
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
-@pytest.fixture
-def app() -> AppTest:
+def values(field) -> np.ndarray:
+    """A trace's x or y: plotly sends numpy arrays as base64 ``bdata`` with a dtype."""
+    if isinstance(field, dict):
+        return np.frombuffer(base64.b64decode(field["bdata"]), dtype=field["dtype"])
+    return np.asarray(field)
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def open_app(**query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=30)
+    for key, value in query.items():
+        at.query_params[key] = value
     at.run()
     assert not at.exception
     return at
 
 
-def test_explorer_shows_core_numbers_for_the_defaults(app, deploy):
-    # defaults: Llama-3.1-8B on an A10, bf16, 2048 + 512 tokens, batch 16
-    expected = estimate(deploy(model="llama-3.1-8b", gpu="a10"), Workload(input_len=2048, output_len=512, batch=16))
+@pytest.fixture
+def app() -> AppTest:
+    return open_app()
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_runs_in_both_languages(page, lang):
+    at = open_app(lang=lang)
+    at.switch_page(page).run()
+    assert not at.exception
+    assert len(at.sidebar.children) > 5  # the shared sidebar is there on every page
+    assert at.title
+
+
+def test_explorer_numbers_are_cores(app, deploy):
+    expected = estimate(deploy(**DEFAULT), DEFAULT_WORK)
     shown = metrics(app)
-    assert shown["TPOT"] == f"{expected.latency.tpot_s * 1e3:,.1f} ms"
-    assert shown["Throughput"] == f"{expected.throughput.output_tokens_per_s:,.0f} tok/s"
-    assert shown["Max concurrent requests"] == f"{expected.kv.max_concurrency_at_request_len:,}"
+    assert shown["TPOT"] == fmt.duration(expected.latency.tpot_s)
+    assert shown["TTFT"] == fmt.duration(expected.latency.ttft_s)
+    assert shown["Throughput"] == fmt.rate(expected.throughput.output_tokens_per_s)
+    assert shown["Max concurrent requests"] == fmt.count(expected.kv.max_concurrency_at_request_len)
     assert shown["Fits"] == ("yes" if expected.fits else "no")
-    assert len(app.get("plotly_chart")) == 1
 
 
-def test_moving_the_batch_slider_changes_throughput(app):
-    before = metrics(app)["Throughput"]
+def test_explorer_chart_traces_are_cores(app, deploy):
+    dep = deploy(**DEFAULT)
+    expected = estimate(dep, DEFAULT_WORK)
+    charts = figures(app)
+    memory = next(f for f in charts if f["layout"]["title"]["text"] == "Memory per GPU")
+    weights = next(trace for trace in memory["data"] if trace["name"] == "Weights")
+    assert weights["x"][0] == pytest.approx(expected.memory.weights / units.GiB)
+    bars = next(f for f in charts if f["layout"]["title"]["text"].startswith("Max concurrent requests"))
+    assert bars["data"][0]["y"][0] == expected.kv.max_concurrency_at_request_len
+    assert bars["data"][0]["y"][1] == pytest.approx(expected.kv.max_concurrency_at_max_model_len)
+    triangle = next(f for f in charts if f["layout"]["title"]["text"].startswith("Throughput against TPOT"))
+    current = next(trace for trace in triangle["data"] if trace["name"] == "current setting")
+    assert current["x"][0] == pytest.approx(expected.latency.tpot_s / units.MS)
+    assert current["y"][0] == pytest.approx(expected.throughput.output_tokens_per_s)
+    grid = sweep(dep, np.arange(1, 1025), [2048], 512)
+    fits = next(trace for trace in triangle["data"] if trace["name"] == "fits in memory")
+    assert len(values(fits["x"])) == int(grid.max_concurrency[0])  # the memory wall cuts the solid curve
+
+
+def test_moving_the_batch_slider_changes_the_numbers(app, deploy):
+    before = metrics(app)
     app.slider(key="batch").set_value(2).run()
     assert not app.exception
-    assert metrics(app)["Throughput"] != before
+    after = metrics(app)
+    assert after["Throughput"] != before["Throughput"]
+    expected = estimate(deploy(**DEFAULT), Workload(input_len=2048, output_len=512, batch=2))
+    assert after["Throughput"] == fmt.rate(expected.throughput.output_tokens_per_s)
+    assert after["Fits"] == "yes"
 
 
-def test_impossible_tensor_parallel_is_a_message_not_a_traceback(app):
-    # Phi-3-mini has 32 heads: fine; gpt-oss-20b with 64 heads over 8 GPUs also fine; use a model/tp mismatch:
-    app.selectbox(key="model").set_value("qwen2.5-0.5b")  # 14 attention heads
-    app.selectbox(key="tp").set_value(4).run()
-    assert not app.exception
-    assert any("tp (4) must divide" in e.value for e in app.error)
+def test_scenario_comes_from_the_url(deploy):
+    at = open_app(model="Qwen3-8B", gpu="NVIDIA L4", weights="int4", kv="fp8", batch="8", input_len="1024")
+    expected = estimate(
+        deploy(model="qwen3-8b", gpu="l4", weights="int4", kv="fp8", max_model_len=8192),
+        Workload(input_len=1024, output_len=512, batch=8),
+    )
+    assert metrics(at)["TPOT"] == fmt.duration(expected.latency.tpot_s)
+    assert at.selectbox(key="model").value == "qwen3-8b"
 
 
-def test_model_that_does_not_fit_says_so(app):
+def test_hand_edited_url_with_bad_values_falls_back(app):
+    at = open_app(model="<script>alert(1)</script>", batch="99999999", tp="3", lang="xx")
+    assert metrics(at)["Fits"] in ("yes", "no")
+    assert at.selectbox(key="model").value == "llama-3.1-8b"
+
+
+def test_chinese_labels(deploy):
+    at = open_app(lang="zh")
+    shown = metrics(at)
+    assert "吞吐" in shown and "放得下" in shown
+    assert at.title[0].value == "大模型推理权衡探索器"
+
+
+def test_batch_over_the_ceiling_gets_fixes(app):
+    # defaults: 16 requests of 2560 tokens need 5 GiB of KV on an A10 that has 3.25 GiB for it
+    assert metrics(app)["Fits"] == "no"
+    text = " ".join(m.value for m in app.markdown)
+    assert "quantize weights to INT4" in text
+    assert "run at most 10 requests at once" in text
+    assert "split the model over 2 GPUs" in text
+
+
+def test_model_that_cannot_fit_says_so(app):
     app.selectbox(key="model").set_value("llama-3.1-70b").run()
     assert not app.exception
     assert metrics(app)["Fits"] == "no"
     assert any("does not fit" in w.value for w in app.warning)
+    assert any("No single change" in i.value for i in app.info)
 
 
-def test_switching_to_a_shorter_context_model_keeps_the_session_working(app):
-    app.selectbox(key="model").set_value("llama-2-7b").run()  # 4096-token context
+def test_impossible_tensor_parallel_is_a_message_not_a_traceback(app):
+    app.selectbox(key="model").set_value("qwen2.5-0.5b")  # 14 attention heads
+    app.selectbox(key="tp").set_value(4).run()
     assert not app.exception
-    assert app.select_slider(key="max_model_len").value <= 4096
-    assert metrics(app)["Fits"] in ("yes", "no")
+    assert any("tp (4) must divide" in e.value for e in app.error)
+    assert any("4 GPUs cannot split" in w.value for w in app.warning)
 
 
 def test_request_longer_than_max_model_len_is_a_message(app):
     app.select_slider(key="max_model_len").set_value(2048)
     app.select_slider(key="input_len").set_value(4096).run()
     assert not app.exception
-    assert any("exceeds max_model_len" in e.value for e in app.error)
+    assert any("longer than max_model_len" in e.value for e in app.error)
+
+
+def test_learn_page_substitutes_this_scenarios_values(app):
+    app.switch_page("pages/learn_page.py").run()
+    latex = " ".join(element.value for element in app.latex)
+    # Llama-3.1-8B: 2 x 32 x 8 x 128 x 2 = 131,072 B per token
+    assert r"2 \times 32 \times 8 \times 128 \times 2" in latex and "131,072" in latex
+    roofline = figures(app)[0]
+    assert {trace["name"] for trace in roofline["data"]} >= {"prefill", "decode"}
+
+
+def test_compare_saves_and_overlays_scenarios(app):
+    app.switch_page("pages/compare_page.py").run()
+    app.button(key="save_scenario").click().run()
+    app.slider(key="batch").set_value(4).run()
+    app.button(key="save_scenario").click().run()
+    assert not app.exception
+    assert len(app.session_state["saved"]) == 2
+    table = app.dataframe[0].value
+    assert list(table.columns) == ["#1", "#2"]
+    curves, memory = figures(app)
+    assert len(curves["data"]) == 2 and len(memory["data"]) >= 4
+    # batch 4 reaches a lower TPOT ceiling than batch 16 only in its own point; the curves are full sweeps
+    assert len(values(curves["data"][0]["x"])) == 1024
+
+
+def test_catalog_lists_everything_and_imports_a_config(app, catalog):
+    app.switch_page("pages/catalog_page.py").run()
+    assert len(app.dataframe[0].value) == len(catalog.models)
+    assert len(app.dataframe[1].value) == len(catalog.gpus)
+    config = {
+        "model_type": "llama",
+        "hidden_size": 2048,
+        "intermediate_size": 8192,
+        "num_hidden_layers": 16,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "max_position_embeddings": 8192,
+    }
+    app.text_area(key="catalog_paste").input(json.dumps(config))
+    app.text_input(key="catalog_model_name").input("tiny llama")
+    app.button(key="catalog_add_model").click().run()
+    assert not app.exception
+    assert "custom-tiny-llama" in app.session_state["custom_models"]
+    assert "tiny llama" in app.selectbox(key="model").options
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"model_type": "llama",', "invalid JSON"),
+        (
+            json.dumps(
+                {
+                    "model_type": "llama",
+                    "hidden_size": 0,
+                    "intermediate_size": 8,
+                    "num_hidden_layers": 2,
+                    "num_attention_heads": 2,
+                    "vocab_size": 8,
+                    "max_position_embeddings": 8,
+                }
+            ),
+            "invalid field 'hidden_size'",
+        ),
+        ('{"model_type": "llama", "num_hidden_layers": 1000000000000}', "invalid field 'num_hidden_layers'"),
+        ('{"model_type": "bert"}', "unsupported model_type"),
+        ("<b>bold</b>", "no such file"),
+    ],
+)
+def test_bad_config_json_is_a_message_and_state_survives(app, text, message):
+    app.slider(key="batch").set_value(3).run()
+    app.text_area(key="sidebar_paste").input(text)
+    app.button(key="sidebar_add_model").click().run()
+    assert not app.exception
+    assert any(message in e.value for e in app.error)
+    assert app.slider(key="batch").value == 3
+
+
+def test_imported_model_is_selected_at_once(app):
+    config = {
+        "model_type": "qwen3",
+        "hidden_size": 1024,
+        "intermediate_size": 3072,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "max_position_embeddings": 40960,
+    }
+    app.text_area(key="sidebar_paste").input(json.dumps(config))
+    app.text_input(key="sidebar_model_name").input("my qwen")
+    app.button(key="sidebar_add_model").click().run()
+    assert not app.exception
+    assert app.selectbox(key="model").value == "custom-my-qwen"
+    assert any("Added my qwen" in s.value for s in app.success)
+
+
+def submit_gpu_form(app: AppTest) -> None:
+    button = next(b for b in app.get("form_submit_button") if b.proto.form_id == "sidebar_gpu_form")
+    button.click().run()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("memory", 0.0, "memory_bytes must be > 0"),
+        ("bf16", 0.0, "must be above 0"),
+        ("bandwidth", 0.0, "memory_bandwidth must be > 0"),
+    ],
+)
+def test_impossible_custom_gpu_is_a_message(app, field, value, message):
+    app.number_input(key=f"sidebar_gpu_{field}").set_value(value)
+    submit_gpu_form(app)
+    assert not app.exception
+    assert any(message in e.value for e in app.error)
+    assert app.selectbox(key="gpu").value == "a10"
+
+
+def test_custom_gpu_is_added_and_selected(app):
+    app.text_input(key="sidebar_gpu_name").input("Lab card")
+    app.number_input(key="sidebar_gpu_memory").set_value(40.0)
+    submit_gpu_form(app)
+    assert not app.exception
+    assert app.selectbox(key="gpu").value == "custom-lab-card"
+    assert metrics(app)["Fits"] in ("yes", "no")

@@ -7,6 +7,7 @@ Screenshots go to test-artifacts/.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -19,8 +20,10 @@ import pytest
 
 from core.catalog import load_catalog
 from core.deployment import Deployment, Workload
+from core.engine import EngineConfig
 from core.estimate import estimate
 from core.precision import kv_precision, weight_precision
+from ui import fmt
 
 CATALOG = load_catalog()
 BF16 = weight_precision("bf16")
@@ -86,7 +89,7 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def page(server):
+def browser(server):
     if CHROMIUM is None:
         if os.environ.get("CI"):
             pytest.fail("Chromium is not installed: CI must run the browser test (apt-get install chromium)")
@@ -102,16 +105,33 @@ def page(server):
         warm = browser.new_context()
         warm_tab = warm.new_page()
         warm_tab.goto(server)
-        warm_tab.locator(".js-plotly-plot").wait_for(timeout=60_000)
+        warm_tab.get_by_test_id("stMetricValue").first.wait_for(timeout=60_000)
         warm.close()
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def open_page(browser, server):
+    contexts = []
+
+    def open_(path: str = "", height: int = 1000):
+        context = browser.new_context(viewport={"width": 1400, "height": height})
         context.route(
             "**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort()
         )
+        contexts.append(context)
         tab = context.new_page()
-        tab.goto(server)
-        yield tab
-        browser.close()
+        tab.goto(f"{server}/{path}")
+        return tab
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+def metric(page, label: str):
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
 
 
 def press(slider, key: str, value: str) -> None:
@@ -123,29 +143,76 @@ def press(slider, key: str, value: str) -> None:
     expect(slider).to_have_attribute("aria-valuetext", value)
 
 
-def shown_throughput(batch: int) -> str:
+def expected(model="llama-3.1-8b", gpu="a10", weights="bf16", batch=16, input_len=2048, output_len=512):
+    w = weight_precision(weights)
     dep = Deployment(
-        model=CATALOG.model("llama-3.1-8b"), gpu=CATALOG.gpu("a10"), weights=BF16, kv=kv_precision("auto", BF16)
+        model=CATALOG.model(model),
+        gpu=CATALOG.gpu(gpu),
+        weights=w,
+        kv=kv_precision("auto", w),
+        engine=EngineConfig(max_model_len=8192),
     )
-    result = estimate(dep, Workload(input_len=2048, output_len=512, batch=batch))
-    return f"{result.throughput.output_tokens_per_s:,.0f} tok/s"
+    return estimate(dep, Workload(input_len=input_len, output_len=output_len, batch=batch))
 
 
-def test_explorer_loads_and_the_batch_slider_updates_throughput(page):
+def test_batch_slider_updates_throughput(open_page):
     from playwright.sync_api import expect
 
-    ARTIFACTS.mkdir(exist_ok=True)
-    throughput = page.get_by_test_id("stMetric").filter(has_text="Throughput").get_by_test_id("stMetricValue")
-    expect(throughput).to_have_text(shown_throughput(16), timeout=30_000)
-    expect(page.locator(".js-plotly-plot")).to_have_count(1)
-
+    page = open_page()
+    throughput = metric(page, "Throughput")
+    expect(throughput).to_have_text(fmt.rate(expected().throughput.output_tokens_per_s), timeout=30_000)
     slider = page.get_by_role("slider", name="Concurrent requests (batch)")
     press(slider, "Home", "1")
-    expect(throughput).to_have_text(shown_throughput(1), timeout=10_000)
-    fits = page.get_by_test_id("stMetric").filter(has_text="Fits").get_by_test_id("stMetricValue")
-    expect(fits).to_have_text("yes")
+    expect(throughput).to_have_text(fmt.rate(expected(batch=1).throughput.output_tokens_per_s))
+    expect(metric(page, "Fits")).to_have_text("yes")
     press(slider, "End", "1024")
-    expect(throughput).to_have_text(shown_throughput(1024), timeout=10_000)
-    expect(fits).to_have_text("no")
+    expect(throughput).to_have_text(fmt.rate(expected(batch=1024).throughput.output_tokens_per_s))
+    expect(metric(page, "Fits")).to_have_text("no")
     expect(page.get_by_test_id("stException")).to_have_count(0)
-    page.screenshot(path=str(ARTIFACTS / "explorer-en.png"), full_page=True)
+    # the URL now carries the batch, so the view can be shared
+    expect(page).to_have_url(re.compile(r"batch=1024"))
+
+
+def test_switch_to_chinese(open_page):
+    from playwright.sync_api import expect
+
+    page = open_page()
+    expect(metric(page, "Throughput")).to_be_visible(timeout=30_000)
+    page.get_by_role("radio", name="zh", exact=True).click()
+    expect(page.get_by_role("heading", name="大模型推理权衡探索器")).to_be_visible()
+    expect(metric(page, "吞吐")).to_have_text(fmt.rate(expected().throughput.output_tokens_per_s))
+    expect(page.get_by_text("并发请求数（batch）")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"lang=zh"))
+
+
+def test_shared_url_reopens_the_same_scenario(open_page):
+    from playwright.sync_api import expect
+
+    page = open_page("?model=Qwen3-8B&gpu=NVIDIA+L4&weights=int4&batch=8&input_len=1024")
+    result = expected(model="qwen3-8b", gpu="l4", weights="int4", batch=8, input_len=1024)
+    expect(metric(page, "TPOT")).to_have_text(fmt.duration(result.latency.tpot_s), timeout=30_000)
+    expect(metric(page, "Throughput")).to_have_text(fmt.rate(result.throughput.output_tokens_per_s))
+    expect(page.get_by_role("combobox", name="Model")).to_have_value("Qwen3-8B")
+    expect(page.get_by_role("combobox", name="GPU", exact=True)).to_have_value("NVIDIA L4")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    ("path", "title"),
+    [
+        ("", {"en": "LLM Inference Tradeoff Explorer", "zh": "大模型推理权衡探索器"}),
+        ("learn", {"en": "Learn: where every number comes from", "zh": "学习：每个数字从哪里来"}),
+        ("compare", {"en": "Compare scenarios", "zh": "场景对比"}),
+        ("catalog", {"en": "Catalog", "zh": "目录"}),
+    ],
+)
+def test_every_page_renders_in_both_languages(open_page, path, title, lang):
+    from playwright.sync_api import expect
+
+    page = open_page(f"{path}?lang={lang}", height=2600)  # tall: the app scrolls inside its own container
+    expect(page.get_by_role("heading", name=title[lang], exact=True)).to_be_visible(timeout=30_000)
+    if path in ("", "learn"):
+        expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{path or 'explorer'}-{lang}.png"), full_page=True)

@@ -1,0 +1,57 @@
+"""The message catalog (``data/messages.toml``): every user-facing sentence in English and Chinese.
+
+Keys are dotted paths (``notice.does_not_fit``); each leaf table holds ``en`` and ``zh`` templates
+with named ``{placeholders}``. Core uses it for the English text of its notices (CLI); the
+dashboard uses it for every string it shows. A test checks both languages have every key.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+from core.catalog import DATA_DIR
+
+MESSAGES_PATH = DATA_DIR / "messages.toml"
+LANGUAGES = ("en", "zh")
+
+
+@functools.cache
+def load_messages() -> dict[str, dict[str, str]]:
+    """Flattened catalog: dotted key -> {language: template}."""
+    with MESSAGES_PATH.open("rb") as fh:
+        tree = tomllib.load(fh)
+    flat: dict[str, dict[str, str]] = {}
+
+    def walk(prefix: str, node: dict[str, Any]) -> None:
+        if "en" in node and isinstance(node["en"], str):
+            flat[prefix] = {k: v for k, v in node.items() if isinstance(v, str)}
+            return
+        for key, child in node.items():
+            walk(f"{prefix}.{key}" if prefix else key, child)
+
+    walk("", tree)
+    return flat
+
+
+def message(key: str, lang: str = "en", **params: Any) -> str:
+    """The template for ``key`` in ``lang`` (English when missing), filled with ``params``."""
+    entry = load_messages()[key]
+    return entry.get(lang, entry["en"]).format(**params)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know about a result: a catalog key plus its formatted values."""
+
+    code: str
+    params: tuple[tuple[str, str], ...] = ()
+
+    def text(self, lang: str = "en") -> str:
+        return message(f"notice.{self.code}", lang, **dict(self.params))
+
+
+def notice(code: str, **params: Any) -> Notice:
+    return Notice(code, tuple((k, str(v)) for k, v in params.items()))

@@ -1,0 +1,55 @@
+"""Catalog: the models and GPUs the tool knows, with their figures and sources; add your own."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.catalog import load_catalog
+from core.report import gpu_to_dict, model_to_dict
+from ui.custom import custom_gpu_form, import_model_form
+from ui.i18n import t
+
+st.title(t("catalog.title"))
+st.caption(t("catalog.subtitle"))
+catalog = load_catalog()
+custom_models = st.session_state.get("custom_models", {})
+custom_gpus = st.session_state.get("custom_gpus", {})
+
+models_tab, gpus_tab, add_tab = st.tabs([t("catalog.models"), t("catalog.gpus"), t("catalog.add")])
+with models_tab:
+    rows = [model_to_dict(m) for m in (*catalog.models, *custom_models.values())]
+    frame = pd.DataFrame(rows).drop(columns=["moe", "hf_id"])
+    st.dataframe(
+        frame,
+        width="stretch",
+        hide_index=True,
+        column_config={
+            "source_url": st.column_config.LinkColumn(t("catalog.source")),
+            "params_total_b": st.column_config.NumberColumn(t("catalog.params_total"), format="%.2f"),
+            "params_active_b": st.column_config.NumberColumn(t("catalog.params_active"), format="%.2f"),
+            "params_total_published_b": st.column_config.NumberColumn(t("catalog.params_published"), format="%.2f"),
+        },
+    )
+    st.caption(t("catalog.models_caption", count=len(rows)))
+with gpus_tab:
+    rows = [gpu_to_dict(g) for g in (*catalog.gpus, *custom_gpus.values())]
+    for row in rows:
+        tflops = row.pop("tensor_tflops_dense")
+        for key in ("bf16", "fp16", "fp8", "int8", "int4", "fp4"):
+            row[f"{key}_tflops"] = tflops.get(key)
+    st.dataframe(
+        pd.DataFrame(rows),
+        width="stretch",
+        hide_index=True,
+        column_config={"source_url": st.column_config.LinkColumn(t("catalog.source"))},
+    )
+    st.caption(t("catalog.gpus_caption", count=len(rows)))
+with add_tab:
+    left, right = st.columns(2)
+    with left:
+        st.subheader(t("custom.import_title"))
+        import_model_form("catalog")
+    with right:
+        st.subheader(t("custom.gpu_title"))
+        custom_gpu_form("catalog")

@@ -1,0 +1,92 @@
+"""Compare: save scenarios, then put 2-4 of them side by side."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.estimate import estimate
+from ui import charts, fmt
+from ui.cache import batch_sweep
+from ui.i18n import t
+
+MAX_SAVED = 8
+MAX_COMPARED = 4
+
+st.title(t("compare.title"))
+st.caption(t("compare.subtitle"))
+saved: list = st.session_state.setdefault("saved", [])
+
+scenario = st.session_state.get("scenario")
+if scenario is None:
+    st.error(t("error.impossible", error=st.session_state.get("scenario_error", "")))
+else:
+    dep, work = scenario.deployment, scenario.workload
+    label = t(
+        "compare.label",
+        model=dep.model.name,
+        gpu=dep.gpu.name,
+        gpus=dep.parallel.num_gpus,
+        weights=dep.weights.name,
+        kv=dep.kv.name,
+        input=work.input_len,
+        output=work.output_len,
+        batch=work.batch,
+    )
+    left, right = st.columns([3, 1])
+    left.markdown(t("compare.current", label=label))
+    if right.button(t("compare.save"), type="primary", key="save_scenario"):
+        if any(item["label"] == label for item in saved):
+            st.toast(t("compare.already_saved"))
+        elif len(saved) >= MAX_SAVED:
+            st.warning(t("compare.full", count=MAX_SAVED))
+        else:
+            saved.append({"label": label, "scenario": scenario})
+            chosen = [*st.session_state.get("compare_choice", []), label]
+            st.session_state["compare_choice"] = chosen[-MAX_COMPARED:]
+
+if not saved:
+    st.info(t("compare.empty"))
+    st.stop()
+
+labels = [item["label"] for item in saved]
+st.session_state.setdefault("compare_choice", labels[-MAX_COMPARED:])
+chosen = st.multiselect(t("compare.choose"), labels, max_selections=MAX_COMPARED, key="compare_choice")
+if st.button(t("compare.clear"), key="clear_saved"):
+    saved.clear()
+    st.rerun()
+if not chosen:
+    st.info(t("compare.pick"))
+    st.stop()
+
+picked = [item for item in saved if item["label"] in chosen]
+results = [(item["label"], estimate(item["scenario"].deployment, item["scenario"].workload)) for item in picked]
+rows = {
+    t("metric.fits"): [t("metric.yes") if r.fits else t("metric.no") for _, r in results],
+    t("compare.weights"): [fmt.gib(r.memory.weights) for _, r in results],
+    t("compare.kv_budget"): [fmt.gib(r.memory.kv_budget) for _, r in results],
+    t("compare.kv_tokens"): [fmt.count(r.kv.capacity_tokens) for _, r in results],
+    t("metric.max_concurrency"): [fmt.count(r.kv.max_concurrency_at_request_len) for _, r in results],
+    "TTFT": [fmt.duration(r.latency.ttft_s) for _, r in results],
+    "TPOT": [fmt.duration(r.latency.tpot_s) for _, r in results],
+    "E2E": [fmt.duration(r.latency.e2e_s) for _, r in results],
+    t("metric.throughput"): [fmt.rate(r.throughput.output_tokens_per_s) for _, r in results],
+    t("metric.decode_bound"): [t(f"bound.{r.bound_decode}") for _, r in results],
+}
+table = pd.DataFrame(rows, index=[f"#{i + 1}" for i in range(len(results))]).T
+st.dataframe(table, width="stretch")
+st.caption(" · ".join(f"#{i + 1}: {label}" for i, (label, _) in enumerate(results)))
+
+numbered = [(f"#{i + 1}", r) for i, (_, r) in enumerate(results)]
+curves = [
+    (
+        name,
+        batch_sweep(
+            item["scenario"].deployment, (item["scenario"].workload.input_len,), item["scenario"].workload.output_len
+        ),
+    )
+    for (name, _), item in zip(numbered, picked, strict=True)
+]
+left, right = st.columns(2)
+left.plotly_chart(charts.compare_curves(curves), width="stretch", key="compare_curves")
+right.plotly_chart(charts.compare_memory(numbered), width="stretch", key="compare_memory")

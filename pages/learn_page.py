@@ -1,0 +1,119 @@
+"""Learn: the metrics, the formulas with this scenario's values, and the classic pitfalls."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from core import units
+from core.deployment import Workload
+from core.estimate import estimate
+from core.memory import kv_heads_per_gpu, layers_per_gpu, mha_equivalent_kv_bytes_per_token
+from ui import charts, fmt
+from ui.i18n import t
+
+LONG_TAIL_FACTOR = 4  # a long-tail request several times the typical length (the chapters' failure)
+
+st.title(t("learn.title"))
+if error := st.session_state.get("scenario_error"):
+    st.error(t("error.impossible", error=error))
+    st.stop()
+scenario = st.session_state["scenario"]
+dep, work = scenario.deployment, scenario.workload
+result = estimate(dep, work)
+model, mem, kv = dep.model, result.memory, result.kv
+
+st.header(t("learn.metrics_heading"))
+st.markdown(t("learn.metrics_body"))
+st.markdown(t("learn.scopes_body"))
+
+st.header(t("learn.kv_heading"))
+bytes_per = dep.kv.bytes_per_element
+layers = layers_per_gpu(model, dep.parallel.pp)
+if model.mla is None:
+    heads = kv_heads_per_gpu(model, dep.parallel.tp)
+    st.latex(
+        r"\text{KV/token} = 2 \times L \times H_{kv} \times d_{head} \times b"
+        rf" = 2 \times {layers} \times {heads} \times {model.head_dim} \times {bytes_per:g}"
+        rf" = {kv.bytes_per_token:,.0f}\ \text{{B}}"
+    )
+else:
+    latent = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+    st.latex(
+        r"\text{KV/token}_{MLA} = L \times (r_{kv} + d_{rope}) \times b"
+        rf" = {layers} \times ({model.mla.kv_lora_rank} + {model.mla.qk_rope_head_dim}) \times {bytes_per:g}"
+        rf" = {layers * latent * bytes_per:,.0f}\ \text{{B}}"
+    )
+st.latex(
+    r"\text{KV}_{batch} = \text{KV/request} \times B"
+    rf" = {kv.bytes_per_request / units.GiB:.3f}\ \text{{GiB}} \times {work.batch}"
+    rf" = {mem.kv_in_use / units.GiB:.2f}\ \text{{GiB}}"
+)
+st.caption(
+    t("learn.kv_caption", tokens=work.request_len, sliding=model.num_sliding_layers, window=model.sliding_window or "-")
+)
+
+st.subheader(t("learn.concurrency_heading"))
+usable = mem.capacity - mem.driver_reserved
+st.latex(
+    r"N_{max} = \left\lfloor \frac{M \cdot u - W - A - O}{\text{KV/request}} \right\rfloor"
+    rf" = \left\lfloor \frac{{{usable / units.GiB:.2f} \times {dep.engine.gpu_memory_utilization:.2f}"
+    rf" - {mem.weights / units.GiB:.2f} - {mem.activations / units.GiB:.2f} - {mem.overhead / units.GiB:.2f}}}"
+    rf"{{{kv.bytes_per_request / units.GiB:.3f}}} \right\rfloor = {kv.max_concurrency_at_request_len:,}"
+)
+st.caption(t("learn.concurrency_caption"))
+
+st.subheader(t("learn.gqa_heading"))
+mha = mha_equivalent_kv_bytes_per_token(model, dep.kv, dep.parallel)
+st.markdown(
+    t(
+        "learn.gqa_body",
+        kind=str(model.attention_kind),
+        heads=model.num_heads,
+        kv_heads=model.num_kv_heads,
+        actual=fmt.count(kv.bytes_per_token),
+        mha=fmt.count(mha),
+        ratio=f"{mha / kv.bytes_per_token:.1f}",
+    )
+)
+
+st.subheader(t("learn.paged_heading"))
+st.markdown(
+    t(
+        "learn.paged_body",
+        contiguous=fmt.count(kv.max_concurrency_contiguous),
+        paged=fmt.count(kv.max_concurrency_at_request_len),
+        max_model_len=fmt.count(dep.max_model_len),
+        tokens=fmt.count(work.request_len),
+        block=dep.engine.block_size,
+    )
+)
+
+st.header(t("learn.roofline_heading"))
+peak, _ = dep.gpu.flops_for(dep.weights)
+points = {}
+for name, phase in ((t("learn.prefill"), result.latency.prefill), (t("learn.decode"), result.latency.decode)):
+    points[name] = (float(phase.flops / phase.bytes_moved), float(phase.flops / phase.seconds))
+st.plotly_chart(charts.roofline_figure(peak, dep.gpu.memory_bandwidth, points), width="stretch", key="roofline")
+st.markdown(
+    t("learn.roofline_body", prefill=t(f"bound.{result.bound_prefill}"), decode=t(f"bound.{result.bound_decode}"))
+)
+
+st.header(t("learn.pitfall_heading"))
+naive = 1 / estimate(dep, dataclasses.replace(work, batch=1)).latency.tpot_s
+ceiling = max(kv.max_concurrency_at_request_len, 1)
+at_ceiling = estimate(dep, dataclasses.replace(work, batch=ceiling))
+tail_len = min(work.request_len * LONG_TAIL_FACTOR, dep.max_model_len)
+tail_input = max(tail_len - work.output_len, 1)
+tail = estimate(dep, Workload(input_len=tail_input, output_len=work.output_len, batch=1))
+st.markdown(
+    t(
+        "learn.pitfall_body",
+        naive=fmt.rate(naive),
+        ceiling=fmt.count(ceiling),
+        rate=fmt.rate(at_ceiling.throughput.output_tokens_per_s),
+        tail_len=fmt.count(tail_len),
+        tail_ceiling=fmt.count(tail.kv.max_concurrency_at_request_len),
+    )
+)

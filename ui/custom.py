@@ -1,0 +1,110 @@
+"""Session-only additions: a model from an uploaded or pasted config.json, and a custom GPU.
+
+The buttons act in callbacks, which run before the next script run, so the sidebar lists (and
+selects) the new entry at once. Bad input gets a message naming what is wrong; the rest of the
+session keeps its state.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import streamlit as st
+
+from core import units
+from core.gpu import GpuSpec
+from core.hf_config import MAX_CONFIG_BYTES, ConfigError, model_from_config, read_config
+from ui.i18n import t
+
+SAFE_ID = re.compile(r"[^a-z0-9._-]+")
+
+
+def _slug(text: str, fallback: str) -> str:
+    slug = SAFE_ID.sub("-", text.strip().lower()).strip("-")[:60]
+    return slug or fallback
+
+
+def _show_result(key: str) -> None:
+    if result := st.session_state.pop(key, None):
+        kind, text = result
+        (st.success if kind == "success" else st.error)(text)
+
+
+def import_model_form(prefix: str) -> None:
+    """Upload or paste a config.json; on success the model joins and is selected in the model list."""
+    st.file_uploader(t("custom.upload"), type=["json"], key=f"{prefix}_upload")
+    st.text_area(t("custom.paste"), key=f"{prefix}_paste", height=120, max_chars=MAX_CONFIG_BYTES)
+    st.text_input(t("custom.model_name"), key=f"{prefix}_model_name", max_chars=60)
+    st.button(t("custom.add_model"), key=f"{prefix}_add_model", on_click=_import_model, args=(prefix,))
+    _show_result(f"{prefix}_model_result")
+
+
+def _import_model(prefix: str) -> None:
+    upload = st.session_state.get(f"{prefix}_upload")
+    name = st.session_state.get(f"{prefix}_model_name", "").strip()
+    source = upload.getvalue() if upload is not None else st.session_state.get(f"{prefix}_paste", "")
+    result_key = f"{prefix}_model_result"
+    if not source:
+        st.session_state[result_key] = ("error", t("custom.nothing_to_import"))
+        return
+    try:
+        config = read_config(source)
+        model_id = "custom-" + _slug(name or str(config.get("_name_or_path") or "model"), "model")
+        model = model_from_config(config, id=model_id, name=name or model_id, notes=t("custom.model_note"))
+    except ConfigError as err:
+        st.session_state[result_key] = ("error", t("custom.config_error", error=str(err)))
+        return
+    st.session_state.setdefault("custom_models", {})[model.id] = model
+    st.session_state["model"] = model.id
+    st.session_state[result_key] = ("success", t("custom.model_added", name=model.name))
+
+
+GPU_FIELDS = {  # key suffix: (label key, default)
+    "memory": ("custom.gpu_memory", 24.0),
+    "bandwidth": ("custom.gpu_bandwidth", 600.0),
+    "bf16": ("custom.gpu_bf16", 125.0),
+    "fp8": ("custom.gpu_fp8", 0.0),
+    "int8": ("custom.gpu_int8", 0.0),
+    "link": ("custom.gpu_link", 64.0),
+}
+
+
+def custom_gpu_form(prefix: str) -> None:
+    """A GPU from its datasheet figures; on success it joins and is selected in the GPU list."""
+    with st.form(f"{prefix}_gpu_form"):
+        st.text_input(t("custom.gpu_name"), value="My GPU", max_chars=60, key=f"{prefix}_gpu_name")
+        for suffix, (label, default) in GPU_FIELDS.items():
+            st.number_input(t(label), min_value=0.0, max_value=1e6, value=default, key=f"{prefix}_gpu_{suffix}")
+        st.form_submit_button(t("custom.add_gpu"), on_click=_add_gpu, args=(prefix,))
+    _show_result(f"{prefix}_gpu_result")
+
+
+def _add_gpu(prefix: str) -> None:
+    value = {suffix: float(st.session_state[f"{prefix}_gpu_{suffix}"]) for suffix in GPU_FIELDS}
+    name = st.session_state.get(f"{prefix}_gpu_name", "").strip() or "custom GPU"
+    tensor = {"fp16": value["bf16"], "bf16": value["bf16"], "fp8": value["fp8"], "int8": value["int8"]}
+    result_key = f"{prefix}_gpu_result"
+    try:
+        if not value["bf16"] > 0:
+            raise ValueError(t("custom.gpu_needs_bf16"))
+        gpu = GpuSpec(
+            id="custom-" + _slug(name, "gpu"),
+            name=name,
+            vendor="custom",
+            memory_bytes=value["memory"] * units.GiB,
+            memory_bytes_datasheet=value["memory"] * units.GiB,
+            memory_basis="custom",
+            memory_bandwidth=value["bandwidth"] * units.GB,
+            tensor_flops=tuple(sorted((k, v * units.TERA) for k, v in tensor.items() if v > 0)),
+            interconnect="pcie" if value["link"] > 0 else "none",
+            link_bandwidth_bidirectional=value["link"] * units.GB,
+            source_read=dt.date.today(),
+            notes=t("custom.gpu_note"),
+        )
+    except ValueError as err:
+        st.session_state[result_key] = ("error", t("custom.gpu_error", error=str(err)))
+        return
+    st.session_state.setdefault("custom_gpus", {})[gpu.id] = gpu
+    st.session_state["gpu"] = gpu.id
+    st.session_state[result_key] = ("success", t("custom.gpu_added", name=gpu.name))

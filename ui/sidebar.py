@@ -1,0 +1,227 @@
+"""The shared sidebar: the scenario (model, GPU, formats, lengths, batch, engine) and the language.
+
+Widgets that define a scenario are bound to URL query parameters, so a copied link reopens the same
+view. The built scenario (or the reason it is impossible) is left in ``st.session_state``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core import units
+from core.catalog import Catalog
+from core.deployment import Deployment, Workload
+from core.engine import Efficiency, EngineConfig, Parallelism
+from core.gpu import GpuSpec
+from core.model import ModelSpec
+from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
+from ui.custom import custom_gpu_form, import_model_form
+from ui.i18n import LANGUAGE_NAMES, t
+
+DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 16}
+GPU_COUNTS = (1, 2, 4, 8)
+LENGTHS = (
+    64,
+    128,
+    256,
+    512,
+    1024,
+    1536,
+    2048,
+    3072,
+    4096,
+    6144,
+    8192,
+    12288,
+    16384,
+    24576,
+    32768,
+    49152,
+    65536,
+    98304,
+    131072,
+    163840,
+)
+BATCH_TOKENS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+MAX_SEQS = (16, 32, 64, 128, 256, 512, 1024, 2048)
+BLOCK_SIZES = (8, 16, 32, 64, 128)
+DEFAULT_MAX_MODEL_LEN = 8192
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    deployment: Deployment
+    workload: Workload
+
+
+def models_and_gpus(catalog: Catalog) -> tuple[dict[str, ModelSpec], dict[str, GpuSpec]]:
+    """Catalog entries plus what the user added in this session."""
+    models = {m.id: m for m in catalog.models} | st.session_state.get("custom_models", {})
+    gpus = {g.id: g for g in catalog.gpus} | st.session_state.get("custom_gpus", {})
+    return models, gpus
+
+
+def render_sidebar(catalog: Catalog) -> None:
+    models, gpus = models_and_gpus(catalog)
+    with st.sidebar:
+        # Bound widgets write their *displayed* option to the URL, so every bound widget shows
+        # language-independent labels (ids, names, dtype names) and links survive a language switch.
+        st.segmented_control(
+            "Language / 语言",
+            list(LANGUAGE_NAMES),
+            default="en",
+            key="lang",
+            bind="query-params",
+            required=True,
+            help=" / ".join(f"{code}: {name}" for code, name in LANGUAGE_NAMES.items()),
+        )
+        st.header(t("sidebar.scenario"))
+        model_id = st.selectbox(
+            t("sidebar.model"),
+            list(models),
+            index=list(models).index(DEFAULTS["model"]),
+            key="model",
+            format_func=lambda i: models[i].name,
+            bind="query-params",
+            help=t("sidebar.model_help"),
+        )
+        with st.expander(t("custom.import_title")):
+            import_model_form("sidebar")
+        gpu_id = st.selectbox(
+            t("sidebar.gpu"),
+            list(gpus),
+            index=list(gpus).index(DEFAULTS["gpu"]),
+            key="gpu",
+            format_func=lambda i: gpus[i].name,
+            bind="query-params",
+        )
+        with st.expander(t("custom.gpu_title")):
+            custom_gpu_form("sidebar")
+        tp = st.selectbox(t("sidebar.tp"), GPU_COUNTS, key="tp", bind="query-params", help=t("sidebar.tp_help"))
+        model = models[model_id]
+        if model.num_heads % tp or (model.mla is None and model.num_kv_heads % tp and tp % model.num_kv_heads):
+            st.warning(t("sidebar.tp_invalid", tp=tp, heads=model.num_heads, kv_heads=model.num_kv_heads))
+        weight_name = st.selectbox(
+            t("sidebar.weights"),
+            [AUTO, *WEIGHT_PRECISIONS],
+            key="weights",
+            bind="query-params",
+            help=t(
+                "sidebar.weights_help",
+                native=WEIGHT_PRECISIONS[model.native_dtype].label,
+                formats="; ".join(f"{k}: {p.label}" for k, p in WEIGHT_PRECISIONS.items()),
+            ),
+        )
+        kv_name = st.selectbox(
+            t("sidebar.kv"), [AUTO, *KV_PRECISIONS], key="kv", bind="query-params", help=t("sidebar.kv_help")
+        )
+        input_len = st.select_slider(
+            t("sidebar.input_len"), LENGTHS, value=DEFAULTS["input_len"], key="input_len", bind="query-params"
+        )
+        output_len = st.select_slider(
+            t("sidebar.output_len"), LENGTHS, value=DEFAULTS["output_len"], key="output_len", bind="query-params"
+        )
+        batch = st.slider(
+            t("sidebar.batch"),
+            1,
+            1024,
+            DEFAULTS["batch"],
+            key="batch",
+            bind="query-params",
+            help=t("sidebar.batch_help"),
+        )
+        with st.expander(t("sidebar.engine")):
+            engine = _engine_inputs(model)
+    _store_scenario(model, gpus[gpu_id], tp, weight_name, kv_name, input_len, output_len, batch, engine)
+
+
+def _engine_inputs(model: ModelSpec) -> EngineConfig | str:
+    choices = sorted({n for n in LENGTHS if n < model.max_context} | {model.max_context})
+    default_len = min(DEFAULT_MAX_MODEL_LEN, model.max_context)
+    utilization = st.slider(
+        "gpu_memory_utilization", 0.50, 1.00, 0.90, 0.01, key="util", bind="query-params", help=t("engine.util_help")
+    )
+    max_model_len = st.select_slider(
+        "max_model_len",
+        choices,
+        value=default_len,
+        key="max_model_len",
+        bind="query-params",
+        help=t("engine.max_model_len_help"),
+    )
+    batched = st.selectbox(
+        "max_num_batched_tokens", [AUTO, *BATCH_TOKENS], key="mnbt", bind="query-params", help=t("engine.mnbt_help")
+    )
+    seqs = st.selectbox(
+        "max_num_seqs", [AUTO, *MAX_SEQS], key="max_seqs", bind="query-params", help=t("engine.max_seqs_help")
+    )
+    block = st.selectbox("block_size", BLOCK_SIZES, index=BLOCK_SIZES.index(16), key="block", bind="query-params")
+    compute = st.slider(
+        t("engine.compute_eff"),
+        0.10,
+        1.00,
+        0.50,
+        0.05,
+        key="eff_compute",
+        bind="query-params",
+        help=t("engine.compute_eff_help"),
+    )
+    bandwidth = st.slider(
+        t("engine.bandwidth_eff"),
+        0.10,
+        1.00,
+        0.75,
+        0.05,
+        key="eff_bw",
+        bind="query-params",
+        help=t("engine.bandwidth_eff_help"),
+    )
+    overhead_ms = st.slider(
+        t("engine.step_overhead"),
+        0.0,
+        10.0,
+        1.0,
+        0.1,
+        key="eff_overhead",
+        bind="query-params",
+        help=t("engine.step_overhead_help"),
+    )
+    try:
+        return EngineConfig(
+            gpu_memory_utilization=utilization,
+            max_model_len=max_model_len,
+            max_num_batched_tokens=None if batched == AUTO else batched,
+            max_num_seqs=None if seqs == AUTO else seqs,
+            block_size=block,
+            efficiency=Efficiency(compute=compute, bandwidth=bandwidth, step_overhead_s=overhead_ms * units.MS),
+        )
+    except ValueError as err:
+        return str(err)
+
+
+def _store_scenario(model, gpu, tp, weight_name, kv_name, input_len, output_len, batch, engine) -> None:
+    st.session_state.pop("scenario", None)
+    st.session_state.pop("scenario_error", None)
+    try:
+        if isinstance(engine, str):
+            raise ValueError(engine)
+        weights = weight_precision(model.native_dtype if weight_name == AUTO else weight_name)
+        deployment = Deployment(
+            model=model,
+            gpu=gpu,
+            weights=weights,
+            kv=kv_precision(kv_name, weights),
+            parallel=Parallelism(tp=tp),
+            engine=engine,
+        )
+        workload = Workload(input_len=input_len, output_len=output_len, batch=batch)
+        if workload.request_len > deployment.max_model_len:
+            raise ValueError(
+                t("error.request_too_long", tokens=workload.request_len, max_model_len=deployment.max_model_len)
+            )
+        st.session_state["scenario"] = Scenario(deployment=deployment, workload=workload)
+    except ValueError as err:
+        st.session_state["scenario_error"] = str(err)
