@@ -78,15 +78,10 @@ st.dataframe(table, width="stretch")
 st.caption(" · ".join(f"#{i + 1}: {label}" for i, (label, _) in enumerate(results)))
 
 numbered = [(f"#{i + 1}", r) for i, (_, r) in enumerate(results)]
-curves = [
-    (
-        name,
-        batch_sweep(
-            item["scenario"].deployment, (item["scenario"].workload.input_len,), item["scenario"].workload.output_len
-        ),
-    )
-    for (name, _), item in zip(numbered, picked, strict=True)
-]
+curves = []
+for (name, _), item in zip(numbered, picked, strict=True):
+    saved_dep, saved_work = item["scenario"].deployment, item["scenario"].workload
+    curves.append((name, batch_sweep(saved_dep, (saved_work.input_len,), saved_work.output_len), saved_work.batch))
 left, right = st.columns(2)
 left.plotly_chart(charts.compare_curves(curves), width="stretch", key="compare_curves")
 right.plotly_chart(charts.compare_memory(numbered), width="stretch", key="compare_memory")

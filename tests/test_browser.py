@@ -211,8 +211,19 @@ def test_every_page_renders_in_both_languages(open_page, path, title, lang):
 
     page = open_page(f"{path}?lang={lang}", height=2600)  # tall: the app scrolls inside its own container
     expect(page.get_by_role("heading", name=title[lang], exact=True)).to_be_visible(timeout=30_000)
+    expect(page.get_by_test_id("stSidebar").get_by_role("combobox").first).to_be_visible()
     if path in ("", "learn"):
         expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    if path == "catalog":
+        expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    if path == "compare":
+        save = page.get_by_role("button", name={"en": "Save current scenario", "zh": "保存当前场景"}[lang])
+        save.click()
+        expect(page.locator(".js-plotly-plot")).to_have_count(2)
+        press(page.get_by_role("slider").nth(2), "Home", "1")  # batch 1
+        save.click()
+        expect(page.get_by_test_id("stDataFrame")).to_be_visible()
+        expect(page.get_by_test_id("stCaptionContainer").filter(has_text="#2:")).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{path or 'explorer'}-{lang}.png"), full_page=True)

@@ -161,5 +161,5 @@ def test_does_not_fit_is_an_answer_with_negative_budget(deploy):
     assert not e.fits
     assert e.memory.kv_budget < 0
     assert e.kv.max_concurrency_at_request_len == 0
-    assert [w.code for w in e.warnings][0] == "does_not_fit"
+    assert e.warnings[0].code == "does_not_fit"
     assert "does not fit" in e.warnings[0].text()

@@ -23,6 +23,7 @@ COLORS = {
     "held_back": "#cbd5e1",
     "reserved": "#94a3b8",
 }
+PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706")
 LAYOUT = {"margin": {"t": 50, "b": 50, "l": 60, "r": 20}, "legend": {"orientation": "h", "y": -0.25}}
 
 
@@ -286,16 +287,30 @@ def roofline_figure(peak_flops: float, bandwidth: float, points: dict[str, tuple
     return figure
 
 
-def compare_curves(curves: list[tuple[str, Sweep]]) -> go.Figure:
+def compare_curves(curves: list[tuple[str, Sweep, int]]) -> go.Figure:
+    """Throughput against TPOT of several scenarios (each a one-prompt-length sweep) and their points."""
     figure = go.Figure()
-    for label, grid in curves:
+    hover = t("triangle.hover") + "<extra></extra>"
+    for index, (label, grid, batch) in enumerate(curves):
+        color = PALETTE[index % len(PALETTE)]
+        upto = int(min(len(grid.batches), max(4 * grid.max_concurrency[0], 2 * batch, 64)))
         figure.add_scatter(
-            x=grid.tpot_s[0] / units.MS,
-            y=grid.output_tokens_per_s[0],
-            customdata=grid.batches,
+            x=grid.tpot_s[0, :upto] / units.MS,
+            y=grid.output_tokens_per_s[0, :upto],
+            customdata=grid.batches[:upto],
             mode="lines",
             name=label,
-            hovertemplate=t("triangle.hover") + "<extra></extra>",
+            line={"color": color},
+            hovertemplate=hover,
+        )
+        figure.add_scatter(
+            x=[grid.tpot_s[0, batch - 1] / units.MS],
+            y=[grid.output_tokens_per_s[0, batch - 1]],
+            customdata=[batch],
+            mode="markers",
+            name=f"{label}: {t('chart.current')}",
+            marker={"size": 12, "color": color, "line": {"width": 2, "color": "#111827"}},
+            hovertemplate=hover,
         )
     figure.update_layout(
         height=400,

@@ -1,0 +1,68 @@
+"""Benchmark: server-side rerun time of each page when a slider moves (target Explorer < 150 ms).
+
+Runs the app in Streamlit's AppTest (the same script runner the server uses, in-process, without
+the websocket) and times reruns after the batch and prompt-length sliders move; the first pass
+meets new prompt lengths (the sweeps are computed), the second pass repeats them (the sweeps come
+from the cache). Prints a Markdown table for docs/benchmarks.md.
+
+Run: .venv/bin/python bench/bench_rerun.py
+"""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGES = ["pages/explorer_page.py", "pages/learn_page.py", "pages/compare_page.py", "pages/catalog_page.py"]
+BATCHES = [2, 5, 9, 13, 17, 24, 31, 40, 52, 64, 80, 99, 128, 160, 200, 256, 333, 420, 512, 640]
+PROMPTS = [64, 128, 256, 512, 1024, 1536, 3072, 4096, 6144, 2048]  # each changes the cached sweep
+
+
+def time_page(page: str, lang: str) -> tuple[list[float], list[float]]:
+    st.cache_data.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lang"] = lang
+    at.run()
+    at.switch_page(page).run()
+    if page.endswith("compare_page.py"):
+        at.button(key="save_scenario").click().run()
+    passes = []
+    for _ in range(2):
+        samples = []
+        for i, batch in enumerate(BATCHES):
+            at.slider(key="batch").set_value(batch)
+            at.select_slider(key="input_len").set_value(PROMPTS[i % len(PROMPTS)])
+            start = time.perf_counter()
+            at.run()
+            samples.append(time.perf_counter() - start)
+            assert not at.exception, at.exception
+        passes.append(samples)
+    return passes[0], passes[1]
+
+
+def p95(samples: list[float]) -> float:
+    return sorted(samples)[int(0.95 * (len(samples) - 1))]
+
+
+def main() -> None:
+    print(f"Python {platform.python_version()}, streamlit {st.__version__}; {len(BATCHES)} reruns per pass\n")
+    print("| page | lang | new scenario median [ms] | P95 [ms] | cached median [ms] |")
+    print("|---|---|---|---|---|")
+    for page in PAGES:
+        for lang in ("en", "zh"):
+            fresh, cached = time_page(page, lang)
+            name = Path(page).stem.removesuffix("_page")
+            print(
+                f"| {name} | {lang} | {statistics.median(fresh) * 1e3:.0f} | {p95(fresh) * 1e3:.0f} | "
+                f"{statistics.median(cached) * 1e3:.0f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
