@@ -1,4 +1,4 @@
-"""Command-line interface: ``python -m core list ...`` and ``python -m core estimate ...``.
+"""Command-line interface: ``python -m core list | estimate | check``.
 
 Human-readable by default, one JSON object with ``--json``. Bad arguments exit with status 2 and a
 one-line message on stderr; a configuration that does not fit is an answer (``fits: false``).
@@ -11,18 +11,14 @@ import json
 import sys
 from collections.abc import Sequence
 
-from core.catalog import CatalogError, load_catalog, resolve_model
-from core.deployment import Deployment, Workload
-from core.engine import EngineConfig, Parallelism
+from core.catalog import CatalogError, load_catalog
+from core.cli_args import UsageError, deployment_arguments, deployment_from_args
+from core.cli_check import add_requirement_arguments, run_check
+from core.deployment import Workload
 from core.estimate import estimate
-from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
 from core.report import estimate_to_dict, format_estimate, gpu_to_dict, model_to_dict
 
 EXIT_USAGE = 2
-
-
-class UsageError(Exception):
-    """A bad argument: reported in one line, exit status 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,60 +35,22 @@ def build_parser() -> argparse.ArgumentParser:
     lister.add_argument("--json", action="store_true", help="print JSON")
 
     est = sub.add_parser("estimate", help="memory, concurrency, latency and throughput of one setup")
-    est.add_argument("--model", required=True, help="catalog id, Hugging Face id or path to config.json")
-    est.add_argument("--gpu", required=True, help="catalog GPU id (see `list gpus`)")
-    est.add_argument("--num-gpus", type=int, help="GPUs of the replica (default tp x pp)")
-    est.add_argument("--tp", type=int, help="tensor-parallel degree (default num-gpus / pp)")
-    est.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
-    est.add_argument("--weight-dtype", help=f"one of {', '.join(WEIGHT_PRECISIONS)} (default: checkpoint's)")
-    est.add_argument("--kv-dtype", default="auto", help=f"auto or one of {', '.join(KV_PRECISIONS)}")
+    deployment_arguments(est, max_model_len_default="the model's maximum context")
     est.add_argument("--input-len", type=int, default=1024, help="prompt tokens per request (default 1024)")
     est.add_argument("--output-len", type=int, default=256, help="answer tokens per request (default 256)")
     est.add_argument("--batch", type=int, default=1, help="concurrent requests (default 1)")
-    est.add_argument("--gpu-memory-utilization", type=float, default=0.9)
-    est.add_argument("--max-model-len", type=int, help="default: the model's maximum context")
-    est.add_argument("--max-num-batched-tokens", type=int, help="default: vLLM's for the GPU class")
-    est.add_argument("--max-num-seqs", type=int, help="default: vLLM's for the GPU class")
-    est.add_argument("--block-size", type=int, default=16)
     est.add_argument("--json", action="store_true", help="print one JSON object")
+
+    chk = sub.add_parser("check", help="can this setup serve a load within SLOs: verdict, binding limit, fixes")
+    deployment_arguments(chk, max_model_len_default="the P95 prompt + P95 answer")
+    add_requirement_arguments(chk)
+    chk.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text (default en)")
+    chk.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
 
-def _parallelism(args: argparse.Namespace) -> Parallelism:
-    pp = args.pp
-    tp = args.tp
-    if tp is None:
-        num = args.num_gpus or pp
-        if num % pp:
-            raise UsageError(f"--num-gpus ({num}) must be a multiple of --pp ({pp})")
-        tp = num // pp
-    if args.num_gpus is not None and args.num_gpus != tp * pp:
-        raise UsageError(f"--num-gpus ({args.num_gpus}) must equal --tp x --pp ({tp} x {pp})")
-    return Parallelism(tp=tp, pp=pp)
-
-
 def _estimate(args: argparse.Namespace) -> str:
-    catalog = load_catalog()
-    model = resolve_model(args.model, catalog)
-    try:
-        gpu = catalog.gpu(args.gpu)
-    except KeyError:
-        raise UsageError(f"unknown GPU {args.gpu!r}; known: {', '.join(g.id for g in catalog.gpus)}") from None
-    weights = weight_precision(args.weight_dtype or model.native_dtype)
-    deployment = Deployment(
-        model=model,
-        gpu=gpu,
-        weights=weights,
-        kv=kv_precision(args.kv_dtype, weights),
-        parallel=_parallelism(args),
-        engine=EngineConfig(
-            gpu_memory_utilization=args.gpu_memory_utilization,
-            max_model_len=args.max_model_len,
-            max_num_batched_tokens=args.max_num_batched_tokens,
-            max_num_seqs=args.max_num_seqs,
-            block_size=args.block_size,
-        ),
-    )
+    deployment = deployment_from_args(args, load_catalog(), args.max_model_len)
     workload = Workload(input_len=args.input_len, output_len=args.output_len, batch=args.batch)
     result = estimate(deployment, workload)
     return json.dumps(estimate_to_dict(result), indent=2) if args.json else format_estimate(result)
@@ -123,7 +81,8 @@ def _list(args: argparse.Namespace) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        output = _list(args) if args.command == "list" else _estimate(args)
+        commands = {"list": _list, "estimate": _estimate, "check": run_check}
+        output = commands[args.command](args)
     except (UsageError, CatalogError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,0 +1,136 @@
+"""Fixes for an infeasible or marginal requirement: one lever at a time, cheapest first.
+
+Each lever re-runs the requirement check on a changed deployment or requirement; only levers that
+make it feasible are kept. Ranked by cost per hour (GPUs x price per GPU-hour), then GPU count,
+then whether it carries a caveat (quantization may cost quality); fixes on GPUs without a price
+come after the priced ones, by GPU count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from core.catalog import Catalog
+from core.deployment import Deployment
+from core.engine import Parallelism
+from core.messages import Notice, notice
+from core.params import parameter_counts
+from core.plan import Plan, Requirement, check
+from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+from core.solve import TENSOR_PARALLEL, min_gpus
+
+SIZE_SUFFIX = re.compile(r"-?\d+(\.\d+)?[BbMm]\b.*$")
+OTHER_GPUS_SHOWN = 3  # the cheapest alternatives; the Plan page lists every GPU separately
+
+
+@dataclass(frozen=True)
+class Fix:
+    lever: Notice
+    caveat: Notice | None
+    plan: Plan
+    cost_per_hour: float | None
+
+    @property
+    def num_gpus(self) -> int:
+        return self.plan.num_gpus
+
+
+def family(name: str) -> str:
+    """A model's family: its name without the size suffix ("Qwen2.5-7B-Instruct" -> "Qwen2.5")."""
+    return SIZE_SUFFIX.sub("", name).lower()
+
+
+def cost_per_hour(plan: Plan) -> float | None:
+    price = plan.deployment.gpu.price_per_hour
+    return price * plan.num_gpus if price else None
+
+
+def _levers(catalog: Catalog, dep: Deployment, req: Requirement) -> Iterator[tuple[Notice, Notice | None, Plan]]:
+    def run(new_dep: Deployment = dep, new_req: Requirement = req) -> Plan | None:
+        try:
+            return check(new_dep, new_req)
+        except ValueError:
+            return None
+
+    quality = notice("caveat_quality")
+    for name in ("int8", "int4"):
+        weights = WEIGHT_PRECISIONS[name]
+        if weights.bits_per_element < dep.weights.bits_per_element:
+            yield notice("fix_weights", format=weights.label), quality, run(dataclasses.replace(dep, weights=weights))
+    fp8 = KV_PRECISIONS["fp8"]
+    if dep.kv.bits_per_element > fp8.bits_per_element:
+        yield notice("fix_kv_fp8"), notice("caveat_kv_fp8"), run(dataclasses.replace(dep, kv=fp8))
+        int4 = WEIGHT_PRECISIONS["int4"]
+        if int4.bits_per_element < dep.weights.bits_per_element:
+            both = dataclasses.replace(dep, weights=int4, kv=fp8)
+            yield notice("fix_int4_fp8"), quality, run(both)
+    if req.longest_request > req.prompt_len + req.answer_len:
+        shorter = dataclasses.replace(req, prompt_len_p95=req.prompt_len, answer_len_p95=req.answer_len)
+        yield (
+            notice("fix_context", tokens=req.prompt_len + req.answer_len),
+            notice("caveat_context"),
+            run(new_req=shorter),
+        )
+    sizing = min_gpus(dep, req)
+    if sizing is not None and sizing.replicas > 1:  # a single replica is the tensor-parallel lever below
+        per_replica = math.ceil(req.users / sizing.replicas) if req.load == "users" else None
+        yield (
+            notice("fix_replicas", replicas=sizing.replicas, tp=sizing.tp, users=per_replica or "-"),
+            None,
+            sizing.plan,
+        )
+    for tp in TENSOR_PARALLEL:
+        if tp > dep.parallel.tp:
+            try:
+                wider = dataclasses.replace(dep, parallel=Parallelism(tp=tp, pp=dep.parallel.pp))
+            except ValueError:
+                continue
+            yield notice("fix_tp", gpus=tp), None, run(wider)
+    for gpu in catalog.gpus:
+        if gpu.id == dep.gpu.id:
+            continue
+        try:
+            other = min_gpus(dataclasses.replace(dep, gpu=gpu), req)
+        except ValueError:
+            continue
+        if other is not None:
+            yield notice("fix_gpu", gpu=gpu.name, tp=other.tp, replicas=other.replicas), None, other.plan
+    own_size = parameter_counts(dep.model).total
+    for model in catalog.models:
+        same = family(model.name) == family(dep.model.name) and model.id != dep.model.id
+        if same and parameter_counts(model).total < own_size:
+            try:
+                smaller = dataclasses.replace(dep, model=model, engine=dep.engine)
+            except ValueError:
+                continue
+            yield notice("fix_model", model=model.name), notice("caveat_model"), run(smaller)
+
+
+def fixes(catalog: Catalog, dep: Deployment, req: Requirement) -> list[Fix]:
+    """Levers that lift the verdict, cheapest first (at most 3 other GPUs).
+
+    For a case that is not feasible, levers that make it feasible or at least marginal (each fix
+    shows its verdict); for a marginal case, only levers that make it feasible.
+    """
+    current = check(dep, req).verdict
+    accepted = {"feasible"} if current == "marginal" else {"feasible", "marginal"}
+    found = []
+    for lever, caveat, plan in _levers(catalog, dep, req):
+        if plan is not None and plan.verdict in accepted:
+            found.append(Fix(lever=lever, caveat=caveat, plan=plan, cost_per_hour=cost_per_hour(plan)))
+    ranked = sorted(
+        found,
+        key=lambda f: (
+            f.cost_per_hour if f.cost_per_hour is not None else math.inf,
+            f.num_gpus,
+            f.plan.verdict != "feasible",
+            f.caveat is not None,
+            f.plan.binding.ratio,
+        ),
+    )
+    other_gpus = [f for f in ranked if f.lever.code == "fix_gpu"][:OTHER_GPUS_SHOWN]
+    return [f for f in ranked if f.lever.code != "fix_gpu" or f in other_gpus]

@@ -1,0 +1,284 @@
+"""Requirement check: can this deployment serve this load within these SLOs, and what binds?
+
+A requirement is a load (N users with a think time, N requests in flight, or a request rate), the
+request lengths (typical and P95) and SLOs. Users become requests in flight by Little's law at a
+consistent operating point of the engine's steady state (continuous batching):
+
+    t_p = prefill of one typical prompt,  t_d(B) = decode step with B running requests
+    TTFT = t_p + t_d(B)                     (a new request joins the next step, then prefills)
+    TPOT = t_d(B) / (1 - lambda t_p)         (prefills of arriving requests take their share of steps)
+    E2E  = TTFT + (O - 1) TPOT,  lambda = B / E2E   ->  E2E^2 - (B t_p + a + c) E2E + a B t_p = 0
+           with a = TTFT, c = (O - 1) t_d(B); the larger root is the stable one
+    users: B = U x E2E(B) / (E2E(B) + think time)     rate: B = lambda x E2E(B)
+
+Checks, in order: the P95 request fits max_model_len; weights fit; KV cache of the in-flight
+requests (one of them at P95 length); TTFT SLO (P95 prompt); TPOT SLO; throughput demand (users
+or rate loads) against the most the replica sustains at its concurrency ceiling. Each has a ratio
+need / limit: ok up to 0.85, marginal up to 1, failed above.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.deployment import Deployment, Workload
+from core.estimate import Estimate, estimate
+from core.latency import decode_step_time, prefill_time
+from core.memory import kv_bytes_per_sequence
+
+MARGINAL_RATIO = 0.85
+"""A check using more than this share of its limit is marginal: little room for bursts or error."""
+GRID_POINTS = 2049
+MAX_IN_FLIGHT = 1e6
+LOAD_KINDS = ("users", "in_flight", "rate")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Requirement:
+    """The load and the service levels one deployment must meet (lengths in tokens, times in s)."""
+
+    load: str = "users"
+    users: int = 50
+    think_time_s: float = 30.0
+    in_flight: int = 16
+    rate_per_s: float = 1.0
+    prompt_len: int = 1500
+    answer_len: int = 300
+    prompt_len_p95: int | None = None
+    answer_len_p95: int | None = None
+    ttft_slo_s: float | None = None
+    tpot_slo_s: float | None = None
+    replicas: int = 1
+
+    def __post_init__(self) -> None:
+        if self.load not in LOAD_KINDS:
+            raise ValueError(f"load must be one of {', '.join(LOAD_KINDS)}, got {self.load!r}")
+        for name, high in (
+            ("users", 10_000_000),
+            ("in_flight", 10_000_000),
+            ("prompt_len", 10_000_000),
+            ("answer_len", 10_000_000),
+            ("replicas", 100_000),
+        ):
+            _int(name, getattr(self, name), 1, high)
+        for name in ("prompt_len_p95", "answer_len_p95"):
+            if getattr(self, name) is not None:
+                _int(name, getattr(self, name), 1, 10_000_000)
+        if not 0 <= self.think_time_s <= 86_400:
+            raise ValueError(f"think_time_s must be between 0 and 86400 s, got {self.think_time_s!r}")
+        if not 0 < self.rate_per_s <= 1_000_000:
+            raise ValueError(f"rate_per_s must be above 0 and at most 1e6, got {self.rate_per_s!r}")
+        for name in ("ttft_slo_s", "tpot_slo_s"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value <= 3600:
+                raise ValueError(f"{name} must be above 0 and at most 3600 s, got {value!r}")
+
+    @property
+    def p95_prompt(self) -> int:
+        return max(self.prompt_len_p95 or self.prompt_len, self.prompt_len)
+
+    @property
+    def p95_answer(self) -> int:
+        return max(self.answer_len_p95 or self.answer_len, self.answer_len)
+
+    @property
+    def longest_request(self) -> int:
+        return self.p95_prompt + self.p95_answer
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """One replica's operating point with ``batch`` requests in flight [s, requests/s]."""
+
+    batch: float
+    prefill_s: float
+    decode_step_s: float
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    request_rate: float
+    stable: bool
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    need: float
+    limit: float
+    unit: str
+    marginal_at: float = MARGINAL_RATIO
+
+    @property
+    def ratio(self) -> float:
+        if self.limit <= 0:
+            return math.inf if self.need > 0 else 0.0
+        return self.need / self.limit
+
+    @property
+    def status(self) -> str:
+        if self.ratio > 1:
+            return "failed"
+        return "marginal" if self.ratio > self.marginal_at else "ok"
+
+
+@dataclass(frozen=True)
+class Plan:
+    deployment: Deployment
+    requirement: Requirement
+    in_flight: float
+    """Requests in flight per replica at the consistent operating point."""
+    worst_case_in_flight: int
+    """Per replica, if every user were generating at once (users load), else equal to in_flight."""
+    state: SteadyState
+    checks: tuple[Check, ...]
+    estimate: Estimate
+    """The static estimate at the in-flight batch and typical lengths (memory, KV capacity)."""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def verdict(self) -> str:
+        statuses = {c.status for c in self.checks}
+        if "failed" in statuses:
+            return "not_feasible"
+        return "marginal" if "marginal" in statuses else "feasible"
+
+    @property
+    def binding(self) -> Check:
+        """The first failing check in order (weights before KV cache before latency), else the check
+        closest to its limit; pass/fail checks (context vs max_model_len) bind only when they fail."""
+        failed = [c for c in self.checks if c.status == "failed"]
+        if failed:
+            return failed[0]
+        return max((c for c in self.checks if c.marginal_at < 1), key=lambda c: c.ratio)
+
+    @property
+    def num_gpus(self) -> int:
+        return self.deployment.parallel.num_gpus * self.requirement.replicas
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        """All replicas together."""
+        return self.state.request_rate * self.requirement.answer_len * self.requirement.replicas
+
+
+def steady_state(dep: Deployment, batch, prompt_len: int, answer_len: int) -> SteadyState:
+    """The continuous-batching operating point with ``batch`` requests in flight (module docstring).
+
+    ``batch`` may be a numpy array; every field is then an array of the same shape.
+    """
+    batch = np.asarray(batch, dtype=float)
+    t_p = float(prefill_time(dep, 1, prompt_len).seconds)
+    t_d = decode_step_time(dep, np.maximum(batch, 1.0), prompt_len + answer_len / 2).seconds
+    ttft = t_p + t_d
+    s = batch * t_p + ttft + (answer_len - 1) * t_d
+    e2e = (s + np.sqrt(np.maximum(s * s - 4 * ttft * batch * t_p, 0.0))) / 2
+    rate = batch / e2e
+    busy = rate * t_p
+    stable = busy < 1
+    tpot = np.where(stable, t_d / np.where(stable, 1 - busy, 1.0), np.inf)
+    return SteadyState(
+        batch=_scalar(batch),
+        prefill_s=t_p,
+        decode_step_s=_scalar(t_d),
+        ttft_s=_scalar(ttft),
+        tpot_s=_scalar(tpot),
+        e2e_s=_scalar(e2e),
+        request_rate=_scalar(rate),
+        stable=_scalar(stable),
+    )
+
+
+def _scalar(value):
+    value = np.asarray(value)
+    return value.item() if value.ndim == 0 else value
+
+
+def _first_crossing(batches: np.ndarray, excess: np.ndarray) -> float:
+    """Where ``excess`` (positive, then negative along ``batches``) first crosses 0, interpolated."""
+    below = np.flatnonzero(excess <= 0)
+    if below.size == 0:
+        return math.inf
+    i = int(below[0])
+    if i == 0:
+        return float(batches[0])
+    x0, x1, y0, y1 = batches[i - 1], batches[i], excess[i - 1], excess[i]
+    return float(x0 + (x1 - x0) * y0 / (y0 - y1))
+
+
+def in_flight_requests(dep: Deployment, req: Requirement) -> float:
+    """Requests in flight per replica, consistent with the E2E latency they cause (Little's law).
+
+    Users: the root of U E2E(B) / (E2E(B) + T) - B on [0, U]; rate: of lambda E2E(B) - B. Both
+    are evaluated on a grid at once and interpolated (E2E grows smoothly with B). A rate no batch
+    drains gives infinity.
+    """
+    if req.load == "in_flight":
+        return req.in_flight / req.replicas
+    if req.load == "users":
+        users = req.users / req.replicas
+        if req.think_time_s == 0:
+            return users
+        grid = np.linspace(0.0, users, GRID_POINTS)
+        e2e = steady_state(dep, grid, req.prompt_len, req.answer_len).e2e_s
+        return min(_first_crossing(grid, users * e2e / (e2e + req.think_time_s) - grid), users)
+    rate = req.rate_per_s / req.replicas
+    grid = np.concatenate(([0.0], np.geomspace(1e-3, MAX_IN_FLIGHT, GRID_POINTS)))
+    state = steady_state(dep, grid, req.prompt_len, req.answer_len)
+    excess = np.where(state.stable, rate * state.e2e_s - grid, np.inf)
+    return _first_crossing(grid, excess)
+
+
+def check(dep: Deployment, req: Requirement) -> Plan:
+    """Verdict for ``req`` on ``dep`` (per replica; the load is spread evenly over replicas)."""
+    batch = min(in_flight_requests(dep, req), MAX_IN_FLIGHT)
+    running = max(math.ceil(batch - 1e-9), 1)
+    state = steady_state(dep, batch, req.prompt_len, req.answer_len)
+    base = estimate(dep, Workload(input_len=req.prompt_len, output_len=req.answer_len, batch=running))
+    mem = base.memory
+
+    def kv_of(tokens: int) -> float:
+        return kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, tokens, dep.engine.block_size)
+
+    # the running requests at typical length, one of them a P95 (long-tail) request
+    kv_need = (running - 1) * kv_of(req.prompt_len + req.answer_len) + kv_of(req.longest_request)
+    checks = [
+        Check("context", req.longest_request, dep.max_model_len, "tokens", marginal_at=1.0),
+        Check("weights", mem.non_kv, mem.capacity - mem.driver_reserved - mem.held_back, "bytes"),
+        Check("kv_cache", kv_need, max(mem.kv_budget, 0.0), "bytes"),
+    ]
+    if req.ttft_slo_s is not None:
+        p95_ttft = float(prefill_time(dep, 1, req.p95_prompt).seconds) + state.decode_step_s
+        checks.append(Check("ttft", p95_ttft if state.stable else math.inf, req.ttft_slo_s, "s"))
+    if req.tpot_slo_s is not None:
+        checks.append(Check("tpot", state.tpot_s, req.tpot_slo_s, "s"))
+    if req.load != "in_flight":  # a fixed concurrency states no throughput demand
+        checks.append(_throughput_check(dep, req, state, base))
+    worst = math.ceil(req.users / req.replicas) if req.load == "users" else running
+    return Plan(
+        deployment=dep,
+        requirement=req,
+        in_flight=batch,
+        worst_case_in_flight=worst,
+        state=state,
+        checks=tuple(checks),
+        estimate=base,
+    )
+
+
+def _throughput_check(dep: Deployment, req: Requirement, state: SteadyState, base: Estimate) -> Check:
+    """Demanded output tokens/s against the most the replica sustains at its concurrency ceiling."""
+    rate = req.rate_per_s / req.replicas if req.load == "rate" else state.request_rate
+    demand = rate * req.answer_len
+    ceiling = min(base.kv.max_concurrency_at_request_len, base.max_num_seqs)
+    if ceiling < 1:
+        return Check("throughput", demand, 0.0, "tokens/s")
+    best = steady_state(dep, float(ceiling), req.prompt_len, req.answer_len)
+    return Check("throughput", demand, best.request_rate * req.answer_len if best.stable else 0.0, "tokens/s")
+
+
+def _int(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer from {low} to {high}, got {value!r}")

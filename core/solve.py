@@ -1,0 +1,119 @@
+"""Solvers on top of the requirement check: the boundary where the verdict flips.
+
+"Feasible" here means no check fails (marginal counts as feasible, it is within its limits).
+Every solver returns the last value that passes, so one more user or token fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.catalog import Catalog
+from core.deployment import Deployment
+from core.engine import Parallelism
+from core.plan import Plan, Requirement, check
+
+TENSOR_PARALLEL = (1, 2, 4, 8)
+MAX_REPLICAS = 4096
+MAX_USERS = 10_000_000
+
+
+def passes(dep: Deployment, req: Requirement) -> bool:
+    try:
+        return check(dep, req).verdict != "not_feasible"
+    except ValueError:
+        return False
+
+
+def _largest(ok: Callable[[int], bool], low: int, high: int) -> int:
+    """The largest n in [low, high] with ok(n), for ok true then false; low - 1 when none."""
+    if not ok(low):
+        return low - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if ok(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def max_users(dep: Deployment, req: Requirement) -> int:
+    """Most users (or requests in flight, or requests/s for a rate load, in whole units) that pass."""
+    field = {"users": "users", "in_flight": "in_flight", "rate": "rate_per_s"}[req.load]
+    convert = float if field == "rate_per_s" else int
+    return _largest(lambda n: passes(dep, dataclasses.replace(req, **{field: convert(n)})), 1, MAX_USERS)
+
+
+def max_prompt_len(dep: Deployment, req: Requirement) -> int:
+    """Longest prompt (typical and P95 alike) that passes with the answer length unchanged; 0 if none.
+
+    max_model_len follows the request (prompt + P95 answer), up to the model's context.
+    """
+    limit = dep.model.max_context - req.p95_answer
+
+    def ok(n: int) -> bool:
+        engine = dataclasses.replace(dep.engine, max_model_len=n + req.p95_answer)
+        return passes(dataclasses.replace(dep, engine=engine), dataclasses.replace(req, prompt_len=n, prompt_len_p95=n))
+
+    return max(_largest(ok, 1, limit), 0) if limit >= 1 else 0
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """A passing deployment for the load: tensor-parallel degree, replicas and its plan."""
+
+    tp: int
+    replicas: int
+    plan: Plan
+
+    @property
+    def num_gpus(self) -> int:
+        return self.tp * self.replicas
+
+
+def min_gpus(dep: Deployment, req: Requirement) -> Sizing | None:
+    """Fewest GPUs (tp x replicas, tp in 1/2/4/8) that serve the load; None when none does."""
+    best: Sizing | None = None
+    for tp in TENSOR_PARALLEL:
+        try:
+            candidate = dataclasses.replace(dep, parallel=Parallelism(tp=tp, pp=dep.parallel.pp))
+        except ValueError:
+            continue
+        if best is not None and tp >= best.num_gpus:
+            break
+
+        def fails(replicas: int, candidate=candidate) -> bool:
+            return not passes(candidate, dataclasses.replace(req, replicas=replicas))
+
+        replicas = _largest(fails, 1, MAX_REPLICAS) + 1
+        if replicas > MAX_REPLICAS:
+            continue
+        if best is None or tp * replicas < best.num_gpus:
+            plan = check(candidate, dataclasses.replace(req, replicas=replicas))
+            best = Sizing(tp=tp, replicas=replicas, plan=plan)
+    return best
+
+
+@dataclass(frozen=True)
+class GpuOption:
+    gpu_id: str
+    sizing: Sizing
+    cost_per_hour: float | None
+
+
+def gpu_options(catalog: Catalog, dep: Deployment, req: Requirement) -> list[GpuOption]:
+    """Every catalog GPU that can serve the load, cheapest per hour first (unpriced last, by GPU count)."""
+    options = []
+    for gpu in catalog.gpus:
+        try:
+            sizing = min_gpus(dataclasses.replace(dep, gpu=gpu), req)
+        except ValueError:
+            continue
+        if sizing is None:
+            continue
+        cost = gpu.price_per_hour * sizing.num_gpus if gpu.price_per_hour else None
+        options.append(GpuOption(gpu_id=gpu.id, sizing=sizing, cost_per_hour=cost))
+    return sorted(options, key=lambda o: (o.cost_per_hour is None, o.cost_per_hour or 0.0, o.sizing.num_gpus))
