@@ -33,6 +33,7 @@ MARGINAL_RATIO = 0.85
 """A check using more than this share of its limit is marginal: little room for bursts or error."""
 GRID_POINTS = 2049
 MAX_IN_FLIGHT = 1e6
+"""Search bound for a rate load's in-flight requests; beyond it the rate counts as not drainable."""
 LOAD_KINDS = ("users", "in_flight", "rate")
 
 
@@ -233,7 +234,11 @@ def in_flight_requests(dep: Deployment, req: Requirement) -> float:
 
 def check(dep: Deployment, req: Requirement) -> Plan:
     """Verdict for ``req`` on ``dep`` (per replica; the load is spread evenly over replicas)."""
-    batch = min(in_flight_requests(dep, req), MAX_IN_FLIGHT)
+    batch = in_flight_requests(dep, req)
+    if math.isinf(batch):
+        # no concurrency drains this arrival rate: the engine runs what it admits, the rest queues
+        ceiling = estimate(dep, Workload(input_len=req.prompt_len, output_len=req.answer_len))
+        batch = float(max(min(ceiling.kv.max_concurrency_at_request_len, ceiling.max_num_seqs), 1))
     running = max(math.ceil(batch - 1e-9), 1)
     state = steady_state(dep, batch, req.prompt_len, req.answer_len)
     base = estimate(dep, Workload(input_len=req.prompt_len, output_len=req.answer_len, batch=running))

@@ -17,12 +17,13 @@ from core.plan import Plan, Requirement, check
 
 TENSOR_PARALLEL = (1, 2, 4, 8)
 MAX_REPLICAS = 4096
-MAX_USERS = 10_000_000
+MAX_USERS = 1_000_000  # users, requests in flight or requests/s; the Requirement allows up to this
 
 
-def passes(dep: Deployment, req: Requirement) -> bool:
+def passes(dep: Deployment, req: Requirement, **changes) -> bool:
+    """Whether ``req`` (with ``changes`` applied) passes on ``dep``; an impossible input does not."""
     try:
-        return check(dep, req).verdict != "not_feasible"
+        return check(dep, dataclasses.replace(req, **changes)).verdict != "not_feasible"
     except ValueError:
         return False
 
@@ -44,7 +45,7 @@ def max_users(dep: Deployment, req: Requirement) -> int:
     """Most users (or requests in flight, or requests/s for a rate load, in whole units) that pass."""
     field = {"users": "users", "in_flight": "in_flight", "rate": "rate_per_s"}[req.load]
     convert = float if field == "rate_per_s" else int
-    return _largest(lambda n: passes(dep, dataclasses.replace(req, **{field: convert(n)})), 1, MAX_USERS)
+    return _largest(lambda n: passes(dep, req, **{field: convert(n)}), 1, MAX_USERS)
 
 
 def max_prompt_len(dep: Deployment, req: Requirement) -> int:
@@ -56,7 +57,7 @@ def max_prompt_len(dep: Deployment, req: Requirement) -> int:
 
     def ok(n: int) -> bool:
         engine = dataclasses.replace(dep.engine, max_model_len=n + req.p95_answer)
-        return passes(dataclasses.replace(dep, engine=engine), dataclasses.replace(req, prompt_len=n, prompt_len_p95=n))
+        return passes(dataclasses.replace(dep, engine=engine), req, prompt_len=n, prompt_len_p95=n)
 
     return max(_largest(ok, 1, limit), 0) if limit >= 1 else 0
 
@@ -86,7 +87,7 @@ def min_gpus(dep: Deployment, req: Requirement) -> Sizing | None:
             break
 
         def fails(replicas: int, candidate=candidate) -> bool:
-            return not passes(candidate, dataclasses.replace(req, replicas=replicas))
+            return not passes(candidate, req, replicas=replicas)
 
         replicas = _largest(fails, 1, MAX_REPLICAS) + 1
         if replicas > MAX_REPLICAS:

@@ -282,3 +282,57 @@ def test_custom_gpu_is_added_and_selected(app):
     assert not app.exception
     assert app.selectbox(key="gpu").value == "custom-lab-card"
     assert metrics(app)["Fits"] in ("yes", "no")
+
+
+def test_plan_page_answers_with_cores_verdict(deploy):
+    from core.plan import Requirement, check
+    from core.plan_report import verdict_sentence
+
+    at = open_app()
+    at.switch_page("pages/plan_page.py").run()
+    assert not at.exception
+    # defaults: 50 users thinking 30 s, 1500 + 300 tokens, TTFT 1 s, 20 tokens/s per user, on one A10
+    expected = check(
+        deploy(gpu="a10", max_model_len=8192),
+        Requirement(
+            load="users",
+            users=50,
+            think_time_s=30.0,
+            prompt_len=1500,
+            answer_len=300,
+            prompt_len_p95=1500,
+            answer_len_p95=300,
+            ttft_slo_s=1.0,
+            tpot_slo_s=0.05,
+        ),
+    )
+    assert at.error[0].value == verdict_sentence(expected)
+    assert "vllm serve meta-llama/Llama-3.1-8B" in at.code[0].value
+    assert len(at.dataframe) >= 2  # checks and fixes
+    at.number_input(key="plan_users").set_value(5).run()
+    assert not at.exception
+    assert at.success[0].value.startswith("Feasible")
+
+
+@pytest.mark.parametrize("preset", ["chat", "batch", "api"])
+def test_plan_presets_fill_the_inputs(preset):
+    from core.presets import load_presets
+
+    at = open_app(lang="zh")
+    at.switch_page("pages/plan_page.py").run()
+    # select by position: AppTest formats labels outside the session, in English
+    at.selectbox(key="plan_preset").select_index(["custom", "chat", "batch", "api"].index(preset)).run()
+    assert not at.exception
+    req = load_presets()[preset]
+    assert at.number_input(key="plan_prompt").value == req.prompt_len
+    assert at.segmented_control(key="plan_load").value == req.load
+    verdicts = [e.value for e in (*at.error, *at.warning, *at.success)]
+    assert any(v.startswith(("可行", "临界", "不可行")) for v in verdicts)
+
+
+def test_plan_load_kind_and_numbers_live_in_the_url():
+    at = open_app(load="rate", plan_rate="3.5")
+    at.switch_page("pages/plan_page.py").run()
+    assert not at.exception
+    assert at.segmented_control(key="plan_load").value == "rate"
+    assert at.number_input(key="plan_rate").value == 3.5

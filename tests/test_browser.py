@@ -202,6 +202,7 @@ def test_shared_url_reopens_the_same_scenario(open_page):
     [
         ("", {"en": "LLM Inference Tradeoff Explorer", "zh": "大模型推理权衡探索器"}),
         ("learn", {"en": "Learn: where every number comes from", "zh": "学习：每个数字从哪里来"}),
+        ("plan", {"en": "Plan: can this setup serve the load?", "zh": "规划：这套配置扛得住吗？"}),
         ("compare", {"en": "Compare scenarios", "zh": "场景对比"}),
         ("catalog", {"en": "Catalog", "zh": "目录"}),
     ],
@@ -214,6 +215,8 @@ def test_every_page_renders_in_both_languages(open_page, path, title, lang):
     expect(page.get_by_test_id("stSidebar").get_by_role("combobox").first).to_be_visible()
     if path in ("", "learn"):
         expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    if path == "plan":
+        expect(page.get_by_test_id("stCode").first).to_be_visible()
     if path == "catalog":
         expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
     if path == "compare":
@@ -227,3 +230,17 @@ def test_every_page_renders_in_both_languages(open_page, path, title, lang):
     expect(page.get_by_test_id("stException")).to_have_count(0)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{path or 'explorer'}-{lang}.png"), full_page=True)
+
+
+def test_plan_form_gives_a_verdict(open_page):
+    from playwright.sync_api import expect
+
+    page = open_page("plan")
+    verdict = page.get_by_test_id("stAlertContentError").first
+    expect(verdict).to_contain_text("Not feasible: KV cache binds", timeout=30_000)
+    users = page.get_by_label("Concurrent users")
+    users.fill("5")
+    users.press("Enter")
+    expect(page.get_by_test_id("stAlertContentSuccess").first).to_contain_text("Feasible")
+    expect(page).to_have_url(re.compile(r"plan_users=5"))
+    expect(page.get_by_test_id("stCode").first).to_contain_text("vllm serve meta-llama/Llama-3.1-8B")

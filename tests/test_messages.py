@@ -12,13 +12,23 @@ from core.messages import LANGUAGES, load_messages
 
 ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = load_messages()
-SOURCES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
-LITERAL_KEY = re.compile(r'\bt\("([a-z0-9_.]+)"')
+SOURCES = [
+    ROOT / "app.py",
+    *sorted(ROOT.glob("pages/*.py")),
+    *sorted(ROOT.glob("ui/*.py")),
+    *sorted(ROOT.glob("core/*.py")),
+]
+LITERAL_KEY = re.compile(r'\b(?:t|message)\("([a-z0-9_.]+)"')
 NOTICE_CODE = re.compile(r'\bnotice\(\s*"([a-z0-9_]+)"')
 DYNAMIC = {  # keys built with f-strings in the UI: prefix -> the suffixes core can produce
     "bound": ["compute", "memory"],
     "memory": ["weights", "activations", "overhead", "kv_used", "kv_over", "kv_free", "held_back", "reserved"],
     "tradeoff": ["memory", "latency", "throughput"],
+    "check": ["context", "weights", "kv_cache", "ttft", "tpot", "throughput"],
+    "status": ["ok", "marginal", "failed"],
+    "plan.preset": ["custom", "chat", "batch", "api"],
+    "plan.load": ["users", "in_flight", "rate"],
+    "plan.verdict": ["feasible", "marginal", "not_feasible"],
 }
 
 
@@ -44,7 +54,8 @@ def test_every_key_the_ui_uses_exists():
     for path in SOURCES:
         used |= set(LITERAL_KEY.findall(path.read_text()))
     for prefix, suffixes in DYNAMIC.items():
-        used |= {f"{prefix}.{s}" for s in suffixes}
+        separator = "_" if prefix.startswith("plan.") else "."
+        used |= {f"{prefix}{separator}{s}" for s in suffixes}
     assert used - set(MESSAGES) == set()
 
 

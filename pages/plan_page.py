@@ -1,0 +1,221 @@
+"""Plan: can the sidebar's setup serve this load within these SLOs? Verdict, checks, fixes, command."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pandas as pd
+import streamlit as st
+
+from core import units
+from core.cost import cost
+from core.plan import Requirement
+from core.plan_report import csv_report, headroom_line, html_report, markdown_report, plan_to_dict, verdict_sentence
+from core.vllm_command import serve_command
+from ui import fmt
+from ui.i18n import lang, notice_text, t
+from ui.plan_inputs import apply_preset, load_kind, number
+from ui.planning import plan_bundle
+
+st.title(t("plan.title"))
+st.caption(t("plan.subtitle"))
+if error := st.session_state.get("scenario_error"):
+    st.error(t("error.impossible", error=error))
+    st.stop()
+dep = st.session_state["scenario"].deployment
+
+st.selectbox(
+    t("plan.preset"),
+    ["custom", "chat", "batch", "api"],
+    key="plan_preset",
+    on_change=apply_preset,
+    format_func=lambda name: t(f"plan.preset_{name}"),
+)
+kind = load_kind()
+left, middle, right = st.columns(3)
+with left:
+    if kind == "users":
+        users = number(t("plan.users"), "users", 50, 1, 10_000_000)
+        think = number(t("plan.think_time"), "think", 30.0, 0.0, 86_400.0)
+    elif kind == "in_flight":
+        in_flight = number(t("plan.in_flight"), "in_flight", 16, 1, 10_000_000)
+    else:
+        rate = number(t("plan.rate"), "rate", 1.0, 0.001, 1_000_000.0)
+    replicas = number(t("plan.replicas"), "replicas", 1, 1, 100_000)
+with middle:
+    prompt = number(t("plan.prompt_len"), "prompt", 1500, 1, 10_000_000)
+    prompt_p95 = number(t("plan.prompt_len_p95"), "prompt_p95", 1500, 1, 10_000_000)
+    answer = number(t("plan.answer_len"), "answer", 300, 1, 10_000_000)
+    answer_p95 = number(t("plan.answer_len_p95"), "answer_p95", 300, 1, 10_000_000)
+with right:
+    ttft_ms = number(t("plan.ttft_slo"), "ttft_ms", 1000.0, 0.0, 3_600_000.0)
+    user_rate = number(t("plan.user_rate"), "user_rate", 20.0, 0.0, 100_000.0)
+    catalog_price = dep.gpu.price_per_hour or 0.0
+    price = number(
+        t("plan.price"),
+        "price",
+        float(catalog_price),
+        0.0,
+        1_000_000.0,
+        help=t("plan.price_help", source=dep.gpu.price_provider or t("plan.no_price")),
+    )
+
+try:
+    req = Requirement(
+        load=kind,
+        users=users if kind == "users" else 1,
+        think_time_s=think if kind == "users" else 0.0,
+        in_flight=in_flight if kind == "in_flight" else 1,
+        rate_per_s=rate if kind == "rate" else 1.0,
+        prompt_len=prompt,
+        answer_len=answer,
+        prompt_len_p95=prompt_p95,
+        answer_len_p95=answer_p95,
+        ttft_slo_s=ttft_ms * units.MS if ttft_ms > 0 else None,
+        tpot_slo_s=1 / user_rate if user_rate > 0 else None,
+        replicas=replicas,
+    )
+except ValueError as err:
+    st.error(t("error.impossible", error=str(err)))
+    st.stop()
+if price > 0:
+    dep = dataclasses.replace(dep, gpu=dataclasses.replace(dep.gpu, price_per_hour=price))
+if dep.max_model_len < req.longest_request <= dep.model.max_context:
+    st.info(t("plan.max_model_len_raised", tokens=req.longest_request, sidebar=dep.max_model_len))
+    dep = dataclasses.replace(dep, engine=dataclasses.replace(dep.engine, max_model_len=req.longest_request))
+
+bundle = plan_bundle(dep, req)
+plan = bundle.plan
+show = {"feasible": st.success, "marginal": st.warning, "not_feasible": st.error}[plan.verdict]
+show(verdict_sentence(plan, lang()))
+st.markdown(t("plan.in_flight_line", in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight))
+st.caption(t("plan.in_flight_explain"))
+state = plan.state
+st.caption(
+    t(
+        "plan.steady",
+        ttft=fmt.duration(state.ttft_s),
+        tpot=fmt.duration(state.tpot_s),
+        e2e=fmt.duration(state.e2e_s),
+        rate=fmt.rate(state.request_rate * req.answer_len),
+    )
+)
+
+st.subheader(t("plan.checks"))
+checks = pd.DataFrame(
+    {
+        t("plan.check"): [t(f"check.{c.name}") for c in plan.checks],
+        t("plan.status"): [t(f"status.{c.status}") for c in plan.checks],
+        "need / limit": [min(c.ratio, 9.99) for c in plan.checks],
+        "": [headroom_line(c, lang()) for c in plan.checks],
+    }
+)
+st.dataframe(
+    checks,
+    hide_index=True,
+    width="stretch",
+    key="plan_checks",
+    column_config={"need / limit": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1.5)},
+)
+st.caption(t("plan.bar_legend"))
+
+if plan.verdict != "feasible":
+    st.subheader(t("plan.fixes_title"))
+    if bundle.fixes:
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    t("plan.fix"): [notice_text(f.lever) for f in bundle.fixes],
+                    t("plan.status"): [
+                        t(f"status.{'ok' if f.plan.verdict == 'feasible' else 'marginal'}") for f in bundle.fixes
+                    ],
+                    "GPUs": [f.num_gpus for f in bundle.fixes],
+                    "USD/h": [f.cost_per_hour for f in bundle.fixes],
+                    "": [headroom_line(f.plan.binding, lang()) for f in bundle.fixes],
+                    "⚠": [notice_text(f.caveat) if f.caveat else "" for f in bundle.fixes],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+            key="plan_fixes",
+            column_config={"USD/h": st.column_config.NumberColumn(format="$%.2f")},
+        )
+    else:
+        st.info(t("plan.no_fixes"))
+
+st.subheader(t("plan.solvers"))
+cols = st.columns(3)
+cols[0].metric(t("plan.max_users"), fmt.count(bundle.max_load) if bundle.max_load > 0 else t("plan.none"))
+cols[1].metric(t("plan.max_prompt"), fmt.count(bundle.max_prompt) if bundle.max_prompt > 0 else t("plan.none"))
+sizing = bundle.min_gpus
+cols[2].metric(
+    t("plan.min_gpus"),
+    t("plan.min_gpus_value", gpus=sizing.num_gpus, replicas=sizing.replicas, tp=sizing.tp)
+    if sizing
+    else t("plan.none"),
+)
+if bundle.gpu_options:
+    st.markdown(f"**{t('plan.cheapest')}**")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "GPU": [o.gpu_name for o in bundle.gpu_options],
+                "GPUs": [o.sizing.num_gpus for o in bundle.gpu_options],
+                t("plan.layout"): [f"{o.sizing.replicas} × tp {o.sizing.tp}" for o in bundle.gpu_options],
+                "USD/h": [o.cost_per_hour for o in bundle.gpu_options],
+                t("plan.status"): [
+                    t(f"status.{'ok' if o.sizing.plan.verdict == 'feasible' else 'marginal'}")
+                    for o in bundle.gpu_options
+                ],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        key="plan_gpus",
+        column_config={"USD/h": st.column_config.NumberColumn(format="$%.2f")},
+    )
+    st.caption(t("plan.cheapest_caption"))
+
+money = cost(plan, price) if price > 0 else None
+if money is not None:
+    st.subheader(t("plan.cost"))
+    cols = st.columns(3)
+    cols[0].metric("USD / h", f"${money.per_hour:,.2f}")
+    cols[1].metric("USD / 1M output tokens", f"${money.per_million_output_tokens:,.3f}")
+    cols[2].metric("USD / user-month", f"${money.per_user_month:,.2f}" if money.per_user_month else "-")
+
+st.subheader(t("plan.command"))
+command = serve_command(plan)
+st.code(command.command, language="bash")
+if command.needs_quantized_checkpoint:
+    st.caption(t("plan.quantized_checkpoint", format=dep.weights.label))
+st.markdown(t("plan.expected_log"))
+st.code("\n".join(command.expected_log), language="text")
+
+data = plan_to_dict(plan, bundle.fixes, command, money, lang())
+cols = st.columns(4)
+cols[0].download_button(
+    t("plan.download_md"),
+    markdown_report(data, plan, bundle.fixes, lang()),
+    file_name="llm-plan.md",
+    mime="text/markdown",
+    key="download_md",
+)
+cols[1].download_button(
+    t("plan.download_html"),
+    html_report(data, plan, bundle.fixes, lang()),
+    file_name="llm-plan.html",
+    mime="text/html",
+    key="download_html",
+)
+cols[2].download_button(
+    t("plan.download_json"),
+    json.dumps(data, indent=2, ensure_ascii=False),
+    file_name="llm-plan.json",
+    mime="application/json",
+    key="download_json",
+)
+cols[3].download_button(
+    t("plan.download_csv"), csv_report(data), file_name="llm-plan.csv", mime="text/csv", key="download_csv"
+)

@@ -1,0 +1,245 @@
+"""The requirement check: hand-worked cases, Little's law, fixes, solver boundaries, command, cost."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from core import units
+from core.cli import main
+from core.cost import cost
+from core.fixes import family, fixes
+from core.plan import Requirement, check, in_flight_requests, steady_state
+from core.plan_report import csv_report, html_report, markdown_report, plan_to_dict
+from core.presets import load_presets
+from core.solve import max_prompt_len, max_users, min_gpus, passes
+from core.vllm_command import serve_command
+
+CHAT = Requirement(
+    load="users", users=50, think_time_s=30.0, prompt_len=1500, answer_len=300, ttft_slo_s=1.0, tpot_slo_s=1 / 20
+)
+GENERATING_50 = Requirement(load="in_flight", in_flight=50, prompt_len=1500, answer_len=500)
+
+
+def test_fifty_generating_users_on_an_a10_are_kv_bound_until_int4_and_fp8(deploy, catalog):
+    # 50 x 2000 tokens x 128 KiB = 12.2 GiB of KV cache against a 3.25 GiB budget on an A10
+    bf16 = check(deploy(gpu="a10", max_model_len=2048), GENERATING_50)
+    assert bf16.verdict == "not_feasible"
+    assert bf16.binding.name == "kv_cache"
+    assert bf16.binding.ratio == pytest.approx(50 * 2000 * 128 * units.KiB / bf16.estimate.memory.kv_budget, rel=0.01)
+    # INT4 weights free ~10 GiB and FP8 halves the KV: 50 x 2000 x 64 KiB = 6.1 GiB fits
+    small = check(deploy(gpu="a10", weights="int4", kv="fp8", max_model_len=2048), GENERATING_50)
+    kv = next(c for c in small.checks if c.name == "kv_cache")
+    assert kv.status != "failed"
+    assert small.verdict in ("feasible", "marginal")
+
+
+def test_users_follow_littles_law_at_a_consistent_operating_point(deploy):
+    dep = deploy(gpu="a100-80gb", max_model_len=2048)
+    plan = check(dep, CHAT)
+    e2e = plan.state.e2e_s
+    # in flight = users x E2E / (E2E + think time) = arrival rate x E2E
+    assert plan.in_flight == pytest.approx(CHAT.users * e2e / (e2e + CHAT.think_time_s), rel=1e-3)
+    assert plan.in_flight == pytest.approx(plan.state.request_rate * e2e, rel=1e-9)
+    # and the operating point is the one of that batch
+    assert steady_state(dep, plan.in_flight, 1500, 300).e2e_s == pytest.approx(e2e)
+    assert plan.worst_case_in_flight == 50
+
+
+def test_rate_load_follows_littles_law(deploy):
+    dep = deploy(gpu="h100-sxm", max_model_len=2048)
+    req = Requirement(load="rate", rate_per_s=5.0, prompt_len=1000, answer_len=200)
+    batch = in_flight_requests(dep, req)
+    assert batch == pytest.approx(5.0 * steady_state(dep, batch, 1000, 200).e2e_s, rel=1e-3)
+
+
+def test_an_undrainable_rate_is_not_feasible_with_finite_numbers(deploy):
+    plan = check(
+        deploy(gpu="t4", model="qwen3-0.6b", max_model_len=2048),
+        Requirement(load="rate", rate_per_s=10_000.0, prompt_len=1000, answer_len=200),
+    )
+    assert plan.verdict == "not_feasible"
+    assert plan.in_flight < 10_000
+    assert next(c for c in plan.checks if c.name == "throughput").status == "failed"
+
+
+def test_the_steady_state_without_prefill_is_the_static_decode(deploy):
+    # a lone request: TTFT = prefill + one step, E2E = TTFT + (O - 1) TPOT
+    state = steady_state(deploy(), 1.0, 1000, 100)
+    assert state.e2e_s == pytest.approx(state.ttft_s + 99 * state.tpot_s, rel=1e-6)
+
+
+def test_each_fix_delivers_the_verdict_it_claims(deploy, catalog):
+    dep = deploy(gpu="a10", max_model_len=2048)
+    found = fixes(catalog, dep, CHAT)
+    assert found, "an A10 that cannot serve 50 chat users must have fixes"
+    for fix in found:
+        again = check(fix.plan.deployment, fix.plan.requirement)
+        assert again.verdict == fix.plan.verdict
+        assert again.verdict in ("feasible", "marginal")
+    costs = [f.cost_per_hour for f in found if f.cost_per_hour is not None]
+    assert costs == sorted(costs)  # cheapest first
+    assert any(f.lever.code == "fix_int4_fp8" for f in found)
+
+
+def test_a_marginal_case_only_gets_fixes_that_make_it_feasible(deploy, catalog):
+    dep = deploy(gpu="h100-sxm", model="llama-3.1-70b", tp=4, max_model_len=2048)
+    req = Requirement(
+        load="users", users=200, think_time_s=30.0, prompt_len=1500, answer_len=300, ttft_slo_s=1.0, tpot_slo_s=0.05
+    )
+    assert check(dep, req).verdict == "marginal"
+    assert all(f.plan.verdict == "feasible" for f in fixes(catalog, dep, req))
+
+
+def test_solvers_return_the_boundary(deploy):
+    dep = deploy(gpu="a10", max_model_len=2048)
+    n = max_users(dep, CHAT)
+    assert n > 0
+    assert passes(dep, CHAT, users=n) and not passes(dep, CHAT, users=n + 1)
+    length = max_prompt_len(dep, dataclasses.replace(CHAT, users=10))
+    assert 0 < length < dep.model.max_context
+    engine = dataclasses.replace(dep.engine, max_model_len=length + 301)
+    longer = dataclasses.replace(dep, engine=engine)
+    assert not passes(longer, CHAT, users=10, prompt_len=length + 1, prompt_len_p95=length + 1)
+
+
+def test_min_gpus_is_minimal(deploy):
+    dep = deploy(gpu="h100-sxm", model="llama-3.1-70b", max_model_len=2048)
+    req = Requirement(
+        load="users", users=200, think_time_s=30.0, prompt_len=1500, answer_len=300, ttft_slo_s=1.0, tpot_slo_s=0.05
+    )
+    sizing = min_gpus(dep, req)
+    assert sizing is not None and sizing.plan.verdict != "not_feasible"
+    assert sizing.num_gpus == 4  # 70B in BF16 needs 141 GB: two H100s hold it, four meet the TPOT SLO
+    two = dataclasses.replace(dep, parallel=dataclasses.replace(dep.parallel, tp=2))
+    assert not passes(two, req) and not passes(two, req, replicas=1)
+
+
+def test_vllm_command_for_a_known_config(deploy):
+    plan = check(deploy(gpu="a10", kv="fp8", max_model_len=2048), CHAT)
+    command = serve_command(plan)
+    assert command.command == (
+        "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 1 --max-model-len 2048 "
+        f"--max-num-seqs {min(plan.estimate.max_num_seqs, plan.estimate.kv.max_concurrency_at_request_len)} "
+        "--gpu-memory-utilization 0.90 --kv-cache-dtype fp8"
+    )
+    assert command.expected_log[0] == f"GPU KV cache size: {plan.estimate.kv.capacity_tokens:,} tokens"
+    assert not command.needs_quantized_checkpoint
+    assert serve_command(check(deploy(gpu="a10", weights="int4", max_model_len=2048), CHAT)).needs_quantized_checkpoint
+    online = serve_command(check(deploy(gpu="h100-sxm", weights="fp8", max_model_len=2048), CHAT))
+    assert "--quantization fp8" in online.command
+
+
+def test_cost_by_hand(deploy):
+    plan = check(deploy(gpu="a100-80gb", max_model_len=2048), CHAT)
+    money = cost(plan, 2.0)
+    assert money.per_hour == 2.0
+    # USD/h / (tokens/s x 3600) x 1e6
+    assert money.per_million_output_tokens == pytest.approx(2.0 / (plan.output_tokens_per_s * 3600) * 1e6)
+    assert money.per_user_month == pytest.approx(2.0 * 730 / 50)
+    with pytest.raises(ValueError, match="price"):
+        cost(plan, 0.0)
+
+
+def test_presets_are_valid_and_distinct():
+    presets = load_presets()
+    assert set(presets) == {"chat", "batch", "api"}
+    assert presets["chat"].ttft_slo_s == pytest.approx(0.2)
+    assert presets["batch"].ttft_slo_s is None and presets["batch"].load == "in_flight"
+    assert presets["api"].load == "rate"
+
+
+def test_family_strips_the_size():
+    assert family("Qwen2.5-7B-Instruct") == family("Qwen2.5-72B-Instruct") == "qwen2.5"
+    assert family("Llama-3.1-8B") == family("Llama-3.1-405B") != family("Llama-3.2-1B")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"users": 0}, "users must be"),
+        ({"load": "crowd"}, "load must be"),
+        ({"ttft_slo_s": -1.0}, "ttft_slo_s"),
+        ({"think_time_s": -5.0}, "think_time_s"),
+        ({"rate_per_s": 0.0}, "rate_per_s"),
+    ],
+)
+def test_bad_requirements_name_the_field(change, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(CHAT, **change)
+
+
+def test_reports_carry_the_verdict_and_escape_html(deploy, catalog):
+    dep = deploy(gpu="a10", max_model_len=2048)
+    plan = check(dep, CHAT)
+    found = fixes(catalog, dep, CHAT)
+    data = plan_to_dict(plan, found, serve_command(plan), cost(plan, 1.29))
+    markdown = markdown_report(data, plan, found)
+    assert "Not feasible: KV cache binds at 143%" in markdown and "vllm serve" in markdown
+    chinese = markdown_report(plan_to_dict(plan, found, serve_command(plan), None, "zh"), plan, found, "zh")
+    assert "不可行" in chinese
+    page = html_report(data, plan, found)
+    assert page.startswith("<!doctype html>") and "<script" not in page
+    rows = csv_report(data).splitlines()
+    assert rows[0].startswith("kind,name,status") and len(rows) == 1 + len(plan.checks) + len(found)
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_cli_json(capsys):
+    code, out, _ = run(
+        capsys,
+        "check",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "a10",
+        "--users",
+        "50",
+        "--think-time-s",
+        "30",
+        "--prompt-len",
+        "1500",
+        "--answer-len",
+        "300",
+        "--ttft-slo-ms",
+        "1000",
+        "--tokens-per-s-per-user",
+        "20",
+        "--json",
+    )
+    assert code == 0  # whatever the verdict
+    data = json.loads(out)
+    assert data["verdict"] == "not_feasible" and data["binding"] == "kv_cache"
+    assert data["in_flight_requests"] == pytest.approx(20.3, abs=0.5)
+    assert {c["name"] for c in data["checks"]} >= {"weights", "kv_cache", "ttft", "tpot", "throughput"}
+    assert all({"headroom_ratio", "status"} <= set(c) for c in data["checks"])
+    assert data["fixes"] and all(f["verdict"] in ("feasible", "marginal") for f in data["fixes"])
+    assert data["vllm"]["command"].startswith("vllm serve meta-llama/Llama-3.1-8B")
+
+
+def test_check_cli_text_and_presets(capsys):
+    code, out, _ = run(capsys, "check", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--preset", "api")
+    assert code == 0 and "vllm serve" in out
+    code, out, _ = run(capsys, "check", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--preset", "chat", "--lang", "zh")
+    assert code == 0 and "每个副本的在途请求" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--users", "0"], "users must be"),
+        (["--users", "5", "--in-flight", "5"], "not allowed with"),
+        (["--tokens-per-s-per-user", "0"], "above 0"),
+        (["--preset", "party"], "invalid choice"),
+    ],
+)
+def test_check_cli_bad_arguments(capsys, argv, message):
+    code, out, err = run(capsys, "check", "--model", "llama-3.1-8b", "--gpu", "a10", *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1

@@ -1,0 +1,59 @@
+"""Inputs of the Plan page: URL-bound numbers, the load kind, and presets that fill them."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import units
+from core.plan import LOAD_KINDS
+from core.presets import load_presets
+from ui.i18n import t
+
+PREFIX = "plan_"
+LOAD_PARAM = "load"
+
+
+def number(label: str, name: str, default, low, high, help: str | None = None):
+    """A number input bound to the URL as ``plan_<name>``; ints stay ints."""
+    return st.number_input(
+        label, min_value=low, max_value=high, value=default, key=PREFIX + name, bind="query-params", help=help
+    )
+
+
+def load_kind() -> str:
+    """The load kind, kept in the URL by hand: a bound widget would write its translated label there."""
+    key = PREFIX + "load"
+    if key not in st.session_state:
+        from_url = st.query_params.get(LOAD_PARAM, "users")
+        st.session_state[key] = from_url if from_url in LOAD_KINDS else "users"
+    kind = st.segmented_control(
+        t("plan.load"), LOAD_KINDS, key=key, required=True, format_func=lambda k: t(f"plan.load_{k}")
+    )
+    if kind == "users":
+        st.query_params.pop(LOAD_PARAM, None)
+    else:
+        st.query_params[LOAD_PARAM] = kind
+    return kind
+
+
+def apply_preset() -> None:
+    """Fill the inputs from the chosen preset (a callback: it runs before the widgets exist)."""
+    name = st.session_state.get(PREFIX + "preset", "custom")
+    if name not in load_presets():
+        return
+    req = load_presets()[name]
+    values = {
+        "load": req.load,
+        "users": req.users,
+        "think": req.think_time_s,
+        "in_flight": req.in_flight,
+        "rate": req.rate_per_s,
+        "prompt": req.prompt_len,
+        "prompt_p95": req.p95_prompt,
+        "answer": req.answer_len,
+        "answer_p95": req.p95_answer,
+        "ttft_ms": req.ttft_slo_s / units.MS if req.ttft_slo_s else 0.0,
+        "user_rate": 1 / req.tpot_slo_s if req.tpot_slo_s else 0.0,
+    }
+    for name, value in values.items():
+        st.session_state[PREFIX + name] = value

@@ -1,0 +1,49 @@
+"""Cached planner results for the Plan page: the check, fixes and solvers for one (setup, load)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core.catalog import load_catalog
+from core.deployment import Deployment
+from core.fixes import Fix, fixes
+from core.plan import Plan, Requirement, check
+from core.solve import GpuOption, Sizing, gpu_options, max_prompt_len, max_users, min_gpus
+
+GPU_OPTIONS_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class NamedOption(GpuOption):
+    gpu_name: str = ""
+
+
+@dataclass(frozen=True)
+class PlanBundle:
+    plan: Plan
+    fixes: list[Fix]
+    max_load: float
+    max_prompt: int
+    min_gpus: Sizing | None
+    gpu_options: list[NamedOption]
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def plan_bundle(dep: Deployment, req: Requirement) -> PlanBundle:
+    catalog = load_catalog()
+    plan = check(dep, req)
+    names = {g.id: g.name for g in catalog.gpus}
+    options = [
+        NamedOption(gpu_id=o.gpu_id, sizing=o.sizing, cost_per_hour=o.cost_per_hour, gpu_name=names[o.gpu_id])
+        for o in gpu_options(catalog, dep, req)[:GPU_OPTIONS_SHOWN]
+    ]
+    return PlanBundle(
+        plan=plan,
+        fixes=fixes(catalog, dep, req) if plan.verdict != "feasible" else [],
+        max_load=max_users(dep, req),
+        max_prompt=max_prompt_len(dep, req),
+        min_gpus=min_gpus(dep, req),
+        gpu_options=options,
+    )
