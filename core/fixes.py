@@ -21,7 +21,7 @@ from core.messages import Notice, notice
 from core.params import parameter_counts
 from core.plan import Plan, Requirement, check
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
-from core.solve import TENSOR_PARALLEL, min_gpus
+from core.solve import TENSOR_PARALLEL, GpuOption, gpu_options, min_gpus
 
 SIZE_SUFFIX = re.compile(r"-?\d+(\.\d+)?[BbMm]\b.*$")
 OTHER_GPUS_SHOWN = 3  # the cheapest alternatives; the Plan page lists every GPU separately
@@ -49,7 +49,9 @@ def cost_per_hour(plan: Plan) -> float | None:
     return price * plan.num_gpus if price else None
 
 
-def _levers(catalog: Catalog, dep: Deployment, req: Requirement) -> Iterator[tuple[Notice, Notice | None, Plan]]:
+def _levers(
+    catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption]
+) -> Iterator[tuple[Notice, Notice | None, Plan]]:
     def run(new_dep: Deployment = dep, new_req: Requirement = req) -> Plan | None:
         try:
             return check(new_dep, new_req)
@@ -90,15 +92,11 @@ def _levers(catalog: Catalog, dep: Deployment, req: Requirement) -> Iterator[tup
             except ValueError:
                 continue
             yield notice("fix_tp", gpus=tp), None, run(wider)
-    for gpu in catalog.gpus:
-        if gpu.id == dep.gpu.id:
-            continue
-        try:
-            other = min_gpus(dataclasses.replace(dep, gpu=gpu), req)
-        except ValueError:
-            continue
-        if other is not None:
-            yield notice("fix_gpu", gpu=gpu.name, tp=other.tp, replicas=other.replicas), None, other.plan
+    for option in options:
+        if option.gpu_id != dep.gpu.id:
+            sizing = option.sizing
+            gpu = sizing.plan.deployment.gpu
+            yield notice("fix_gpu", gpu=gpu.name, tp=sizing.tp, replicas=sizing.replicas), None, sizing.plan
     own_size = parameter_counts(dep.model).total
     for model in catalog.models:
         same = family(model.name) == family(dep.model.name) and model.id != dep.model.id
@@ -110,16 +108,19 @@ def _levers(catalog: Catalog, dep: Deployment, req: Requirement) -> Iterator[tup
             yield notice("fix_model", model=model.name), notice("caveat_model"), run(smaller)
 
 
-def fixes(catalog: Catalog, dep: Deployment, req: Requirement) -> list[Fix]:
+def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption] | None = None) -> list[Fix]:
     """Levers that lift the verdict, cheapest first (at most 3 other GPUs).
 
     For a case that is not feasible, levers that make it feasible or at least marginal (each fix
-    shows its verdict); for a marginal case, only levers that make it feasible.
+    shows its verdict); for a marginal case, only levers that make it feasible. ``options`` are
+    the catalog GPUs sized for the load (:func:`core.solve.gpu_options`), computed when not given.
     """
+    if options is None:
+        options = gpu_options(catalog, dep, req)
     current = check(dep, req).verdict
     accepted = {"feasible"} if current == "marginal" else {"feasible", "marginal"}
     found = []
-    for lever, caveat, plan in _levers(catalog, dep, req):
+    for lever, caveat, plan in _levers(catalog, dep, req, options):
         if plan is not None and plan.verdict in accepted:
             found.append(Fix(lever=lever, caveat=caveat, plan=plan, cost_per_hour=cost_per_hour(plan)))
     ranked = sorted(

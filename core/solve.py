@@ -86,16 +86,30 @@ def min_gpus(dep: Deployment, req: Requirement) -> Sizing | None:
         if best is not None and tp >= best.num_gpus:
             break
 
-        def fails(replicas: int, candidate=candidate) -> bool:
-            return not passes(candidate, req, replicas=replicas)
-
-        replicas = _largest(fails, 1, MAX_REPLICAS) + 1
-        if replicas > MAX_REPLICAS:
+        replicas = _fewest_replicas(candidate, req)
+        if replicas is None:
             continue
         if best is None or tp * replicas < best.num_gpus:
             plan = check(candidate, dataclasses.replace(req, replicas=replicas))
             best = Sizing(tp=tp, replicas=replicas, plan=plan)
     return best
+
+
+def _fewest_replicas(dep: Deployment, req: Requirement) -> int | None:
+    """Fewest replicas that pass: doubling until one passes, then bisecting (1 check when 1 is enough)."""
+    high = 1
+    while not passes(dep, req, replicas=high):
+        if high >= MAX_REPLICAS:
+            return None
+        high = min(high * 2, MAX_REPLICAS)
+    low = high // 2 + 1 if high > 1 else 1
+    while low < high:
+        middle = (low + high) // 2
+        if passes(dep, req, replicas=middle):
+            high = middle
+        else:
+            low = middle + 1
+    return high
 
 
 @dataclass(frozen=True)
