@@ -1,9 +1,10 @@
 """Fixes for an infeasible or marginal requirement: one lever at a time, cheapest first.
 
 Each lever re-runs the requirement check on a changed deployment or requirement; only levers that
-make it feasible are kept. Ranked by cost per hour (GPUs x price per GPU-hour), then GPU count,
-then whether it carries a caveat (quantization may cost quality); fixes on GPUs without a price
-come after the priced ones, by GPU count.
+make it feasible are kept (for a case that is not feasible, also those that make it marginal,
+listed after). Ranked by cost per hour (GPUs x price per GPU-hour), then GPU count, then whether
+it carries a caveat (quantization may cost quality); fixes on GPUs without a price come after the
+priced ones, by GPU count.
 """
 
 from __future__ import annotations
@@ -126,9 +127,9 @@ def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[Gpu
     ranked = sorted(
         found,
         key=lambda f: (
+            f.plan.verdict != "feasible",
             f.cost_per_hour if f.cost_per_hour is not None else math.inf,
             f.num_gpus,
-            f.plan.verdict != "feasible",
             f.caveat is not None,
             f.plan.binding.ratio,
         ),

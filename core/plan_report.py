@@ -149,8 +149,10 @@ def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
         for fix in fixes:
             cost = f", ${fix.cost_per_hour:,.2f}/h" if fix.cost_per_hour else ""
             caveat = f" ({fix.caveat.text(lang)})" if fix.caveat else ""
+            status = message(f"status.{'ok' if fix.plan.verdict == 'feasible' else 'marginal'}", lang)
             lines.append(
-                f"  - {fix.lever.text(lang)}{caveat}: {fix.num_gpus} GPU{cost}, {headroom_line(fix.plan.binding, lang)}"
+                f"  - [{status}] {fix.lever.text(lang)}{caveat}: {fix.num_gpus} GPU{cost}, "
+                f"{headroom_line(fix.plan.binding, lang)}"
             )
     if data["cost"]:
         c = data["cost"]
