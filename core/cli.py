@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -86,5 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, CatalogError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    print(output)
+    try:
+        print(output)
+    except BrokenPipeError:  # the reader (e.g. `head`) closed the pipe: not an error of ours
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open until exit, so flushing succeeds
     return 0

@@ -17,6 +17,7 @@ from core.fixes import fixes
 from core.plan import Requirement, check
 from core.plan_report import format_plan, plan_to_dict
 from core.presets import load_presets
+from core.solve import gpu_options, max_prompt_len, max_users, min_gpus
 from core.vllm_command import serve_command
 
 
@@ -67,6 +68,30 @@ def run_check(args: argparse.Namespace) -> str:
     if price is not None:
         dep = dataclasses.replace(dep, gpu=dataclasses.replace(dep.gpu, price_per_hour=price))
     plan = check(dep, req)
-    found = fixes(catalog, dep, req) if plan.verdict != "feasible" else []
+    options = gpu_options(catalog, dep, req)
+    found = fixes(catalog, dep, req, options) if plan.verdict != "feasible" else []
     data = plan_to_dict(plan, found, serve_command(plan), cost(plan, price) if price else None, args.lang)
+    sizing = min_gpus(dep, req)
+    data["solvers"] = {
+        "max_load": max_users(dep, req),
+        "max_prompt_len": max_prompt_len(dep, req),
+        "min_gpus": None
+        if sizing is None
+        else {
+            "num_gpus": sizing.num_gpus,
+            "tp": sizing.tp,
+            "replicas": sizing.replicas,
+            "verdict": sizing.plan.verdict,
+        },
+        "cheapest_gpus": [
+            {
+                "gpu": o.gpu_id,
+                "num_gpus": o.sizing.num_gpus,
+                "tp": o.sizing.tp,
+                "replicas": o.sizing.replicas,
+                "cost_per_hour": o.cost_per_hour,
+            }
+            for o in options[:5]
+        ],
+    }
     return json.dumps(data, indent=2, ensure_ascii=False) if args.json else format_plan(data, plan, found, args.lang)

@@ -166,6 +166,22 @@ def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
                 per_user=c["per_user_month_usd"] if c["per_user_month_usd"] is not None else "-",
             ),
         ]
+    if solvers := data.get("solvers"):
+        sizing = solvers["min_gpus"]
+        lines += [
+            "",
+            message(
+                "plan.solvers_line",
+                lang,
+                max_load=solvers["max_load"],
+                max_prompt=solvers["max_prompt_len"],
+                min_gpus=message(
+                    "plan.min_gpus_value", lang, gpus=sizing["num_gpus"], replicas=sizing["replicas"], tp=sizing["tp"]
+                )
+                if sizing
+                else message("plan.none", lang),
+            ),
+        ]
     lines += ["", data["vllm"]["command"]] + [f"  {line}" for line in data["vllm"]["expected_log"]]
     return "\n".join(lines)
 

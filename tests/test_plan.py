@@ -224,6 +224,9 @@ def test_check_cli_json(capsys):
     assert all({"headroom_ratio", "status"} <= set(c) for c in data["checks"])
     assert data["fixes"] and all(f["verdict"] in ("feasible", "marginal") for f in data["fixes"])
     assert data["vllm"]["command"].startswith("vllm serve meta-llama/Llama-3.1-8B")
+    # 50 chat users fit on 2 A10s (2 replicas), and 28 is the most one A10 serves at these SLOs
+    assert data["solvers"]["min_gpus"] == {"num_gpus": 2, "tp": 1, "replicas": 2, "verdict": "marginal"}
+    assert data["solvers"]["max_load"] == 28
 
 
 def test_check_cli_text_and_presets(capsys):
