@@ -11,15 +11,12 @@ from core.tradeoff import tradeoff_scores
 from ui import charts, fmt
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
 from ui.i18n import notice_text, t
+from ui.sidebar import require_scenario
 
 st.title(t("explorer.title"))
 st.caption(t("explorer.subtitle"))
 
-if error := st.session_state.get("scenario_error"):
-    st.error(t("error.impossible", error=error))
-    st.stop()
-
-scenario = st.session_state["scenario"]
+scenario = require_scenario()
 dep, work = scenario.deployment, scenario.workload
 result = estimate(dep, work)
 mem, kv, lat, tput = result.memory, result.kv, result.latency, result.throughput

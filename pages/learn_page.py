@@ -12,14 +12,12 @@ from core.estimate import estimate
 from core.memory import kv_heads_per_gpu, layers_per_gpu, mha_equivalent_kv_bytes_per_token
 from ui import charts, fmt
 from ui.i18n import t
+from ui.sidebar import require_scenario
 
 LONG_TAIL_FACTOR = 4  # a long-tail request several times the typical length (the chapters' failure)
 
 st.title(t("learn.title"))
-if error := st.session_state.get("scenario_error"):
-    st.error(t("error.impossible", error=error))
-    st.stop()
-scenario = st.session_state["scenario"]
+scenario = require_scenario()
 dep, work = scenario.deployment, scenario.workload
 result = estimate(dep, work)
 model, mem, kv = dep.model, result.memory, result.kv

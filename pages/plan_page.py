@@ -17,13 +17,11 @@ from ui import fmt
 from ui.i18n import lang, notice_text, t
 from ui.plan_inputs import apply_preset, load_kind, number
 from ui.planning import plan_bundle
+from ui.sidebar import require_scenario
 
 st.title(t("plan.title"))
 st.caption(t("plan.subtitle"))
-if error := st.session_state.get("scenario_error"):
-    st.error(t("error.impossible", error=error))
-    st.stop()
-dep = st.session_state["scenario"].deployment
+dep = require_scenario().deployment
 
 st.selectbox(
     t("plan.preset"),

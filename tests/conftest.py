@@ -30,3 +30,16 @@ def deploy(catalog):
         )
 
     return make
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run ``python -m core`` in-process: (exit code, stdout, stderr)."""
+    from core.cli import main
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

@@ -9,20 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import main
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_estimate_json_has_the_documented_keys(capsys):
-    code, out, _ = run(
-        capsys,
+def test_estimate_json_has_the_documented_keys(cli):
+    code, out, _ = cli(
         "estimate",
         "--model",
         "llama-3.1-8b",
@@ -61,8 +52,8 @@ def test_estimate_json_has_the_documented_keys(capsys):
     assert data["memory_per_gpu"]["kv_cache_gib"] == pytest.approx(5.0)
 
 
-def test_hf_id_is_case_insensitive_and_config_path_works(capsys, tmp_path):
-    code, out, _ = run(capsys, "estimate", "--model", "Qwen/QWEN3-8B", "--gpu", "l4", "--json")
+def test_hf_id_is_case_insensitive_and_config_path_works(cli, tmp_path):
+    code, out, _ = cli("estimate", "--model", "Qwen/QWEN3-8B", "--gpu", "l4", "--json")
     assert code == 0 and json.loads(out)["model"] == "qwen3-8b"
     config = tmp_path / "my-model" / "config.json"
     config.parent.mkdir()
@@ -80,14 +71,12 @@ def test_hf_id_is_case_insensitive_and_config_path_works(capsys, tmp_path):
             }
         )
     )
-    code, out, _ = run(capsys, "estimate", "--model", str(config), "--gpu", "t4", "--json")
+    code, out, _ = cli("estimate", "--model", str(config), "--gpu", "t4", "--json")
     assert code == 0 and json.loads(out)["model"] == "my-model"
 
 
-def test_not_fitting_is_an_answer(capsys):
-    code, out, _ = run(
-        capsys, "estimate", "--model", "llama-3.1-70b", "--gpu", "a10", "--max-model-len", "4096", "--json"
-    )
+def test_not_fitting_is_an_answer(cli):
+    code, out, _ = cli("estimate", "--model", "llama-3.1-70b", "--gpu", "a10", "--max-model-len", "4096", "--json")
     data = json.loads(out)
     assert code == 0
     assert data["fits"] is False
@@ -95,9 +84,8 @@ def test_not_fitting_is_an_answer(capsys):
     assert data["warnings"]
 
 
-def test_tensor_parallel_round_trip(capsys):
-    code, out, _ = run(
-        capsys,
+def test_tensor_parallel_round_trip(cli):
+    code, out, _ = cli(
         "estimate",
         "--model",
         "llama-3.1-70b",
@@ -137,19 +125,19 @@ def test_tensor_parallel_round_trip(capsys):
         (["list", "cpus"], "invalid choice"),
     ],
 )
-def test_bad_arguments_exit_2_with_one_line(capsys, argv, message):
-    code, out, err = run(capsys, *argv)
+def test_bad_arguments_exit_2_with_one_line(cli, argv, message):
+    code, out, err = cli(*argv)
     assert code == 2
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("error: ")
     assert message in err
 
 
-def test_list_json(capsys):
-    code, out, _ = run(capsys, "list", "gpus", "--json")
+def test_list_json(cli):
+    code, out, _ = cli("list", "gpus", "--json")
     gpus = json.loads(out)
     assert code == 0 and any(g["id"] == "a10" for g in gpus)
-    code, out, _ = run(capsys, "list", "models", "--json")
+    code, out, _ = cli("list", "models", "--json")
     assert code == 0 and len(json.loads(out)) >= 30
 
 

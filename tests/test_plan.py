@@ -8,7 +8,6 @@ import json
 import pytest
 
 from core import units
-from core.cli import main
 from core.cost import cost
 from core.fixes import family, fixes
 from core.plan import Requirement, check, in_flight_requests, steady_state
@@ -188,15 +187,8 @@ def test_reports_carry_the_verdict_and_escape_html(deploy, catalog):
     assert rows[0].startswith("kind,name,status") and len(rows) == 1 + len(plan.checks) + len(found)
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_check_cli_json(capsys):
-    code, out, _ = run(
-        capsys,
+def test_check_cli_json(cli):
+    code, out, _ = cli(
         "check",
         "--model",
         "llama-3.1-8b",
@@ -229,10 +221,10 @@ def test_check_cli_json(capsys):
     assert data["solvers"]["max_load"] == 28
 
 
-def test_check_cli_text_and_presets(capsys):
-    code, out, _ = run(capsys, "check", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--preset", "api")
+def test_check_cli_text_and_presets(cli):
+    code, out, _ = cli("check", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--preset", "api")
     assert code == 0 and "vllm serve" in out
-    code, out, _ = run(capsys, "check", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--preset", "chat", "--lang", "zh")
+    code, out, _ = cli("check", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--preset", "chat", "--lang", "zh")
     assert code == 0 and "每个副本的在途请求" in out
 
 
@@ -245,6 +237,6 @@ def test_check_cli_text_and_presets(capsys):
         (["--preset", "party"], "invalid choice"),
     ],
 )
-def test_check_cli_bad_arguments(capsys, argv, message):
-    code, out, err = run(capsys, "check", "--model", "llama-3.1-8b", "--gpu", "a10", *argv)
+def test_check_cli_bad_arguments(cli, argv, message):
+    code, out, err = cli("check", "--model", "llama-3.1-8b", "--gpu", "a10", *argv)
     assert code == 2 and out == "" and message in err and err.count("\n") == 1

@@ -122,12 +122,17 @@ def concurrency_curve(lengths: np.ndarray, counts: np.ndarray, current_len: int,
     return figure
 
 
+def _shown_batches(total: int, wall: float, batch: int) -> int:
+    """Batch sizes worth drawing: a few times the larger of the memory wall and the current batch."""
+    return int(min(total, max(4 * wall, 2 * batch, 64)))
+
+
 def throughput_tpot_figure(grid: Sweep, row: int, batch: int, wall: int) -> go.Figure:
     """Throughput against TPOT across batch sizes; the knee and the memory wall are marked.
 
     Drawn up to a few times the larger of the memory wall and the current batch, where the story is.
     """
-    upto = int(min(len(grid.batches), max(4 * wall, 2 * batch, 64)))
+    upto = _shown_batches(len(grid.batches), wall, batch)
     tpot_ms = grid.tpot_s[row, :upto] / units.MS
     rate = grid.output_tokens_per_s[row, :upto]
     batches = grid.batches[:upto]
@@ -293,7 +298,7 @@ def compare_curves(curves: list[tuple[str, Sweep, int]]) -> go.Figure:
     hover = t("triangle.hover") + "<extra></extra>"
     for index, (label, grid, batch) in enumerate(curves):
         color = PALETTE[index % len(PALETTE)]
-        upto = int(min(len(grid.batches), max(4 * grid.max_concurrency[0], 2 * batch, 64)))
+        upto = _shown_batches(len(grid.batches), grid.max_concurrency[0], batch)
         figure.add_scatter(
             x=grid.tpot_s[0, :upto] / units.MS,
             y=grid.output_tokens_per_s[0, :upto],

@@ -225,3 +225,11 @@ def _store_scenario(model, gpu, tp, weight_name, kv_name, input_len, output_len,
         st.session_state["scenario"] = Scenario(deployment=deployment, workload=workload)
     except ValueError as err:
         st.session_state["scenario_error"] = str(err)
+
+
+def require_scenario() -> Scenario:
+    """The sidebar's scenario, or (when it is impossible) the reason on the page and stop."""
+    if error := st.session_state.get("scenario_error"):
+        st.error(t("error.impossible", error=error))
+        st.stop()
+    return st.session_state["scenario"]
