@@ -140,25 +140,39 @@ def comm_seconds(dep: Deployment, tokens, steps):
 
 def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseTime:
     """Roofline time of ``sequences`` x ``new_tokens`` tokens on top of ``context`` cached ones."""
-    model, gpu, eff, tp = dep.model, dep.gpu, dep.engine.efficiency, dep.parallel.tp
+    tp = dep.parallel.tp
     sequences = np.asarray(sequences, dtype=float)
     steps = np.asarray(steps, dtype=float)
     tokens = sequences * np.asarray(new_tokens, dtype=float)
+    # KV: read the cached context and write the new tokens, per GPU (heads split by tp)
+    kv = sequences * kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
+    return work_time(
+        dep,
+        linear=linear_flops(dep.model, sequences, new_tokens),
+        attention=attention_flops(dep.model, sequences, new_tokens, context),
+        weights=steps * weight_bytes_read(dep, tokens / steps),
+        kv_per_gpu=kv,
+        tokens=tokens,
+        steps=steps,
+    )
+
+
+def work_time(dep: Deployment, *, linear, attention, weights, kv_per_gpu, tokens, steps) -> PhaseTime:
+    """The roofline of given work on one replica: FLOPs and weight bytes of the whole replica (split
+    over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps."""
+    gpu, eff, tp = dep.gpu, dep.engine.efficiency, dep.parallel.tp
     matmul_peak, _ = gpu.flops_for(dep.weights)
     attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
-    linear = linear_flops(model, sequences, new_tokens) / tp
-    attention = attention_flops(model, sequences, new_tokens, context) / tp
-    compute_s = (linear / matmul_peak + attention / attention_peak) / eff.compute
-    # KV: read the cached context and write the new tokens, per GPU (heads split by tp)
-    kv = sequences * kv_bytes_per_sequence(model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
-    weights = steps * weight_bytes_read(dep, tokens / steps) / tp
+    linear = np.asarray(linear, dtype=float) / tp
+    attention = np.asarray(attention, dtype=float) / tp
+    moved = np.asarray(weights, dtype=float) / tp + kv_per_gpu
     return PhaseTime(
-        compute_s=compute_s,
-        memory_s=(weights + kv) / (gpu.memory_bandwidth * eff.bandwidth),
+        compute_s=(linear / matmul_peak + attention / attention_peak) / eff.compute,
+        memory_s=moved / (gpu.memory_bandwidth * eff.bandwidth),
         comm_s=comm_seconds(dep, tokens, steps),
-        overhead_s=steps * eff.step_overhead_s,
+        overhead_s=np.asarray(steps, dtype=float) * eff.step_overhead_s,
         flops=linear + attention,
-        bytes_moved=weights + kv,
+        bytes_moved=moved,
     )
 
 

@@ -8,6 +8,7 @@ token count accept numpy arrays, so sweeps use the same formulas as single estim
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -42,6 +43,7 @@ class WeightBytes:
         return self.embedding + self.lm_head + self.layers
 
 
+@functools.cache
 def weight_bytes(model: ModelSpec, weights: Precision) -> WeightBytes:
     """All weights of the model [bytes] = sum over parameter groups of count x bytes per element.
 

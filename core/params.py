@@ -9,6 +9,7 @@ Biases are left out (under 0.1 % of any catalog model).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from core.model import ModelSpec
@@ -80,8 +81,9 @@ def ffn_params(hidden_size: int, intermediate_size: int) -> float:
     return GATED_FFN_MATRICES * hidden_size * intermediate_size
 
 
+@functools.cache
 def parameter_counts(model: ModelSpec) -> ParamCounts:
-    """All parameters of ``model`` by group (see module docstring)."""
+    """All parameters of ``model`` by group (see module docstring); cached, specs are frozen."""
     h = model.hidden_size
     layers = model.num_layers
     embedding = model.vocab_size * h

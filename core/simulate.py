@@ -1,0 +1,374 @@
+"""A fast, deterministic simulator of one replica serving traffic the way vLLM-style engines do.
+
+Each engine step: running requests are scheduled first (one token per decoding request, then
+chunks of the prompts still being prefilled), then waiting requests are admitted in arrival order
+while ``max_num_seqs`` and the token budget (``max_num_batched_tokens``) allow and free KV blocks
+hold their first chunk. When a decoding request needs a block and none is free, the most recently
+admitted request is preempted (its KV freed; it re-prefills prompt + generated tokens later, as
+vLLM's recompute does). A step lasts the core's roofline time for its mix of tokens, attention
+pairs and KV reads (:func:`core.latency.work_time`), so the static and simulated views agree.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.deployment import Deployment
+from core.engine import Parallelism
+from core.estimate import memory_breakdown
+from core.kv import kv_capacity
+from core.latency import attention_flops, linear_flops, weight_bytes_read, work_time
+from core.memory import kv_bytes_per_sequence, kv_bytes_per_token
+from core.traffic import Lengths, Traffic, arrival_times
+
+MAX_REQUESTS = 200_000
+WATERMARK = 0.01
+"""Share of KV blocks admissions leave free for running requests to grow (vLLM V0's default)."""
+SERIES_POINTS = 2000
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """Per-request times [s] (arrays indexed by request) and engine time series."""
+
+    arrival: np.ndarray
+    first_token: np.ndarray
+    finish: np.ndarray
+    prompt: np.ndarray
+    answer: np.ndarray
+    itl: np.ndarray
+    """Every gap between consecutive tokens of a request [s]."""
+    preemptions: int
+    steps: int
+    series_time: np.ndarray
+    series_waiting: np.ndarray
+    series_running: np.ndarray
+    series_kv_used: np.ndarray
+    """Share of the KV blocks in use at each recorded step (0-1)."""
+    time_in_system: float
+    """Integral over time of requests waiting or running [request x s] (for Little's law)."""
+
+    @property
+    def ttft(self) -> np.ndarray:
+        return self.first_token - self.arrival
+
+    @property
+    def e2e(self) -> np.ndarray:
+        return self.finish - self.arrival
+
+    @property
+    def tpot(self) -> np.ndarray:
+        """(E2E - TTFT) / (answer - 1) for answers longer than one token."""
+        many = self.answer > 1
+        return (self.finish[many] - self.first_token[many]) / (self.answer[many] - 1)
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.finish.max() - self.arrival.min())
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        return float(self.answer.sum() / self.duration_s)
+
+    @property
+    def request_throughput_per_s(self) -> float:
+        return len(self.arrival) / self.duration_s
+
+    def goodput(self, ttft_slo_s: float | None, tpot_slo_s: float | None) -> float:
+        """Share of requests that met both SLOs (None = no limit)."""
+        ok = np.ones(len(self.arrival), dtype=bool)
+        if ttft_slo_s is not None:
+            ok &= self.ttft <= ttft_slo_s
+        if tpot_slo_s is not None:
+            per_token = np.zeros(len(self.arrival))
+            many = self.answer > 1
+            per_token[many] = self.tpot
+            ok &= per_token <= tpot_slo_s
+        return float(ok.mean())
+
+
+class _Blocks:
+    """KV blocks a sequence of t cached tokens holds: exact and window-aware, in block units."""
+
+    def __init__(self, dep: Deployment) -> None:
+        self.dep = dep
+        self.block_bytes = dep.engine.block_size * kv_bytes_per_token(dep.model, dep.kv, dep.parallel)
+        self.uniform = not dep.model.num_sliding_layers
+        self.size = dep.engine.block_size
+
+    def __call__(self, tokens):
+        if self.uniform:
+            return np.ceil(np.asarray(tokens, dtype=float) / self.size)
+        bytes_ = kv_bytes_per_sequence(self.dep.model, self.dep.kv, self.dep.parallel, tokens, self.size)
+        return np.asarray(bytes_) / self.block_bytes
+
+
+def _step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
+    """Roofline time of one step in which sequence i adds new[i] tokens to cached[i] cached ones."""
+    tokens = float(new.sum())
+    kv = kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=dep.parallel.tp), cached + new)
+    phase = work_time(
+        dep,
+        linear=linear_flops(dep.model, len(new), tokens / len(new)),
+        attention=float(attention_flops(dep.model, 1, new, cached).sum()),
+        weights=weight_bytes_read(dep, tokens),
+        kv_per_gpu=float(np.sum(kv)),
+        tokens=tokens,
+        steps=1.0,
+    )
+    return float(phase.seconds)
+
+
+def simulate(
+    dep: Deployment,
+    traffic: Traffic,
+    num_requests: int,
+    prompts: Lengths | np.ndarray,
+    answers: Lengths | np.ndarray,
+    seed: int = 0,
+) -> SimResult:
+    """Serve ``num_requests`` requests of ``traffic`` on one replica of ``dep`` (see module docstring).
+
+    Lengths are drawn from ``Lengths`` or taken (cyclically) from arrays, e.g. a CSV's columns.
+    """
+    if isinstance(num_requests, bool) or not isinstance(num_requests, int) or not 1 <= num_requests <= MAX_REQUESTS:
+        raise ValueError(f"num_requests must be an integer from 1 to {MAX_REQUESTS}, got {num_requests!r}")
+    rng = np.random.default_rng(seed)
+    longest = dep.max_model_len
+    prompt = _lengths(prompts, num_requests, rng, longest - 1)
+    answer = np.minimum(_lengths(answers, num_requests, rng, longest - 1), longest - prompt)
+    answer = np.maximum(answer, 1)
+    budget = memory_breakdown(dep).kv_budget
+    capacity = kv_capacity(dep, budget, 1).num_blocks
+    blocks = _Blocks(dep)
+    if capacity <= 0:
+        raise ValueError("the model does not fit: no memory is left for the KV cache")
+    need = blocks(prompt + answer)
+    if need.max() > capacity:
+        worst = int(np.argmax(need))
+        raise ValueError(f"a request of {prompt[worst] + answer[worst]} tokens needs more KV cache than the "
+                         f"whole budget ({capacity} blocks); shorten the lengths or lower max_model_len")
+    token_budget, max_seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+
+    arrival = np.full(num_requests, np.inf)
+    if traffic.mode == "rate":
+        arrival[:] = arrival_times(traffic.rate_per_s, num_requests, rng, traffic.burstiness)
+    clients = {"rate": 0, "concurrency": traffic.concurrency, "users": traffic.users}[traffic.mode]
+    think = traffic.think_time_s if traffic.mode == "users" else 0.0
+    released = min(clients, num_requests) if clients else num_requests
+    if clients:
+        arrival[:released] = rng.uniform(0, think, released) if think else 0.0
+    pending = sorted(range(released), key=lambda i: arrival[i])  # released, not yet arrived
+    next_release = released
+
+    first = np.full(num_requests, np.nan)
+    finish = np.full(num_requests, np.nan)
+    last_token = np.zeros(num_requests)
+    cached = np.zeros(num_requests, dtype=np.int64)
+    target = prompt.copy()  # tokens to prefill before decoding (prompt, plus output after a preemption)
+    generated = np.zeros(num_requests, dtype=np.int64)
+    held = np.zeros(num_requests)  # blocks each request holds
+    waiting: deque[int] = deque()
+    running: list[int] = []
+    used = 0.0
+    clock = 0.0
+    preemptions = steps = done = 0
+    gaps: list[np.ndarray] = []
+    series = []
+    in_system = 0.0
+    pending_pos = 0
+
+    while done < num_requests:
+        while pending_pos < len(pending) and arrival[pending[pending_pos]] <= clock:
+            waiting.append(pending[pending_pos])
+            pending_pos += 1
+        if not running and not waiting:
+            clock = float(arrival[pending[pending_pos]])
+            continue
+        free_slots = token_budget
+        run = np.array(running, dtype=np.int64)
+        decoding = run[cached[run] >= target[run]]
+        # blocks for one more token of every decoding request; preempt the newest until they fit
+        grow = blocks(cached[decoding] + 1) - held[decoding]
+        preempted = False
+        while decoding.size and used + grow.sum() > capacity:
+            preempted = True
+            victim = running.pop()
+            used -= held[victim]
+            held[victim] = 0
+            target[victim] = prompt[victim] + max(generated[victim] - 1, 0)
+            cached[victim] = 0
+            waiting.appendleft(victim)
+            preemptions += 1
+            keep = decoding != victim
+            decoding, grow = decoding[keep], grow[keep]
+        decoding = decoding[:free_slots]
+        grow = grow[:free_slots]
+        free_slots -= decoding.size
+        used += grow.sum()
+        held[decoding] += grow
+        chunks: list[tuple[int, int]] = []
+        for r in running:  # partial prefills continue
+            if free_slots <= 0:
+                break
+            if cached[r] < target[r]:
+                size = _fit_chunk(r, min(int(target[r] - cached[r]), free_slots), cached, held, capacity - used, blocks)
+                if size:
+                    chunks.append((r, size))
+                    free_slots -= size
+                    used += blocks(cached[r] + size) - held[r]
+                    held[r] = blocks(cached[r] + size)
+        # like vLLM: no admissions in a step that had to preempt, and keep a watermark of free blocks
+        while waiting and free_slots > 0 and len(running) < max_seqs and not preempted:
+            r = waiting[0]
+            room = capacity - used - WATERMARK * capacity
+            size = _fit_chunk(r, min(int(target[r]), free_slots), cached, held, room, blocks)
+            if size == 0:
+                break
+            waiting.popleft()
+            running.append(r)
+            chunks.append((r, size))
+            free_slots -= size
+            used += blocks(size) - held[r]
+            held[r] = blocks(size)
+        if decoding.size == 0 and not chunks:
+            raise RuntimeError("simulator stalled: nothing schedulable")  # guarded by the checks above
+        if not chunks and decoding.size == len(running):
+            # decode-only steps repeat until something changes: take them at once
+            upcoming = float(arrival[pending[pending_pos]]) if pending_pos < len(pending) else np.inf
+            free = capacity - used
+            durations = _decode_run(dep, cached[decoding], answer[decoding] - generated[decoding], upcoming - clock,
+                                    blocks, held[decoding], free)
+            k = len(durations)
+            grown = blocks(cached[decoding] + k) - held[decoding]
+            used += grown.sum()
+            held[decoding] += grown
+            in_system += (len(running) + len(waiting)) * float(durations.sum())
+            clock += float(durations.sum())
+            steps += k
+            cached[decoding] += k
+            gaps.append(np.tile(durations, decoding.size))
+            emitting = decoding
+            generated[emitting] += k
+            last_token[emitting] = clock
+        else:
+            chunk_ids = np.array([c[0] for c in chunks], dtype=np.int64)
+            chunk_sizes = np.array([c[1] for c in chunks], dtype=np.int64)
+            new = np.concatenate((np.ones(decoding.size, dtype=np.int64), chunk_sizes))
+            before = np.concatenate((cached[decoding], cached[chunk_ids]))
+            duration = _step_seconds(dep, new, before)
+            in_system += (len(running) + len(waiting)) * duration
+            clock += duration
+            steps += 1
+            cached[decoding] += 1
+            cached[chunk_ids] += chunk_sizes
+            finished_prefill = chunk_ids[cached[chunk_ids] >= target[chunk_ids]]
+            emitting = np.concatenate((decoding, finished_prefill))
+            fresh = emitting[generated[emitting] == 0]
+            first[fresh] = clock
+            old = emitting[generated[emitting] > 0]
+            if old.size:
+                gaps.append(clock - last_token[old])
+            last_token[emitting] = clock
+            generated[emitting] += 1
+        finishing = emitting[generated[emitting] >= answer[emitting]]
+        if finishing.size:
+            finish[finishing] = clock
+            used -= held[finishing].sum()
+            held[finishing] = 0
+            done += finishing.size
+            gone = set(finishing.tolist())
+            running = [r for r in running if r not in gone]
+            for _ in range(finishing.size):  # closed loop: each client sends its next request
+                if clients and next_release < num_requests:
+                    arrival[next_release] = clock + (rng.exponential(think) if think else 0.0)
+                    _insert_sorted(pending, pending_pos, next_release, arrival)
+                    next_release += 1
+        series.append((clock, len(waiting), len(running), used / capacity))
+
+    times = np.array(series)
+    pick = np.unique(np.linspace(0, len(times) - 1, min(SERIES_POINTS, len(times))).astype(int))
+    return SimResult(
+        arrival=arrival, first_token=first, finish=finish, prompt=prompt, answer=answer,
+        itl=np.concatenate(gaps) if gaps else np.zeros(0), preemptions=preemptions, steps=steps,
+        series_time=times[pick, 0], series_waiting=times[pick, 1], series_running=times[pick, 2],
+        series_kv_used=times[pick, 3], time_in_system=in_system,
+    )
+
+
+MAX_RUN_CELLS = 400_000  # requests x steps evaluated at once in a decode-only run
+
+
+def _decode_run(dep: Deployment, cached: np.ndarray, remaining: np.ndarray, until_arrival: float, blocks,
+                held: np.ndarray, free: float) -> np.ndarray:
+    """Durations of the decode-only steps that can run before anything changes [s].
+
+    Stops at the first finish, at the step during which the next request arrives, and before the
+    running requests would need more KV blocks than are free. Step j has every request at context
+    cached + j, evaluated with the same roofline as a single step.
+    """
+    n = cached.size
+    k = int(min(remaining.min(), max(MAX_RUN_CELLS // n, 1)))
+    offsets = np.arange(k)
+    contexts = cached[:, np.newaxis] + offsets[np.newaxis, :]
+    fits = (blocks(contexts + 1) - held[:, np.newaxis]).sum(axis=0) <= free
+    k = max(int(np.argmin(fits)) if not fits.all() else k, 1)
+    contexts = contexts[:, :k]
+    tokens = float(n)
+    kv = kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=dep.parallel.tp), contexts + 1).sum(axis=0)
+    phase = work_time(
+        dep,
+        linear=np.full(k, float(linear_flops(dep.model, n, 1))),
+        attention=attention_flops(dep.model, 1, 1, contexts).sum(axis=0),
+        weights=np.full(k, float(weight_bytes_read(dep, tokens))),
+        kv_per_gpu=kv,
+        tokens=np.full(k, tokens),
+        steps=np.ones(k),
+    )
+    durations = np.asarray(phase.seconds, dtype=float)
+    ends = np.cumsum(durations)
+    arrives = int(np.searchsorted(ends, until_arrival))  # the step during which it arrives still runs
+    return durations[: min(arrives + 1, k)]
+
+
+def _lengths(spec: Lengths | np.ndarray, count: int, rng: np.random.Generator, longest: int) -> np.ndarray:
+    if isinstance(spec, Lengths):
+        return spec.sample(count, rng, longest)
+    values = np.asarray(spec, dtype=np.int64)
+    if values.size == 0 or values.min() < 1:
+        raise ValueError("lengths must be at least 1 token")
+    return np.clip(np.resize(values, count), 1, longest)
+
+
+def _fit_chunk(r: int, size: int, cached: np.ndarray, held: np.ndarray, free: float, blocks) -> int:
+    """The largest chunk of at most ``size`` tokens whose new blocks fit in ``free`` blocks."""
+    if blocks(cached[r] + size) - held[r] <= free:
+        return size
+    low, high = 0, size
+    while low < high:
+        middle = (low + high + 1) // 2
+        if blocks(cached[r] + middle) - held[r] <= free:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _insert_sorted(pending: list[int], start: int, request: int, arrival: np.ndarray) -> None:
+    """Insert a released request into the not-yet-arrived part of ``pending``, keeping arrival order."""
+    position = len(pending)
+    while position > start and arrival[pending[position - 1]] > arrival[request]:
+        position -= 1
+    pending.insert(position, request)
+
+
+def little_law_gap(result: SimResult) -> float:
+    """|L - lambda W| / L: time-averaged requests in system against throughput x mean E2E."""
+    span = float(result.finish.max() - result.arrival.min())
+    average_in_system = result.time_in_system / span
+    predicted = result.request_throughput_per_s * float(result.e2e.mean())
+    return abs(average_in_system - predicted) / average_in_system if average_in_system else 0.0
+
