@@ -1,4 +1,4 @@
-"""Command-line interface: ``python -m core list | estimate | check``.
+"""Command-line interface: ``python -m core list | estimate | check | simulate``.
 
 Human-readable by default, one JSON object with ``--json``. Bad arguments exit with status 2 and a
 one-line message on stderr; a configuration that does not fit is an answer (``fits: false``).
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from core.catalog import CatalogError, load_catalog
 from core.cli_args import UsageError, deployment_arguments, deployment_from_args
 from core.cli_check import add_requirement_arguments, run_check
+from core.cli_simulate import add_simulate_arguments, run_simulate
 from core.deployment import Workload
 from core.estimate import estimate
 from core.report import estimate_to_dict, format_estimate, gpu_to_dict, model_to_dict
@@ -47,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_requirement_arguments(chk)
     chk.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text (default en)")
     chk.add_argument("--json", action="store_true", help="print one JSON object")
+
+    sim = sub.add_parser("simulate", help="simulate continuous batching under traffic: latency percentiles")
+    deployment_arguments(sim, max_model_len_default="the model's maximum context")
+    add_simulate_arguments(sim)
     return parser
 
 
@@ -82,7 +87,7 @@ def _list(args: argparse.Namespace) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        commands = {"list": _list, "estimate": _estimate, "check": run_check}
+        commands = {"list": _list, "estimate": _estimate, "check": run_check, "simulate": run_simulate}
         output = commands[args.command](args)
     except (UsageError, CatalogError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)

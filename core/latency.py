@@ -157,9 +157,10 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
     )
 
 
-def work_time(dep: Deployment, *, linear, attention, weights, kv_per_gpu, tokens, steps) -> PhaseTime:
+def work_time(dep: Deployment, *, linear, attention, weights, kv_per_gpu, tokens, steps, comm_s=None) -> PhaseTime:
     """The roofline of given work on one replica: FLOPs and weight bytes of the whole replica (split
-    over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps."""
+    over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps.
+    ``comm_s`` may pass :func:`comm_seconds` of the same tokens and steps when it is already known."""
     gpu, eff, tp = dep.gpu, dep.engine.efficiency, dep.parallel.tp
     matmul_peak, _ = gpu.flops_for(dep.weights)
     attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
@@ -169,7 +170,7 @@ def work_time(dep: Deployment, *, linear, attention, weights, kv_per_gpu, tokens
     return PhaseTime(
         compute_s=(linear / matmul_peak + attention / attention_peak) / eff.compute,
         memory_s=moved / (gpu.memory_bandwidth * eff.bandwidth),
-        comm_s=comm_seconds(dep, tokens, steps),
+        comm_s=comm_seconds(dep, tokens, steps) if comm_s is None else comm_s,
         overhead_s=np.asarray(steps, dtype=float) * eff.step_overhead_s,
         flops=linear + attention,
         bytes_moved=moved,

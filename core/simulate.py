@@ -20,7 +20,7 @@ from core.deployment import Deployment
 from core.engine import Parallelism
 from core.estimate import memory_breakdown
 from core.kv import kv_capacity
-from core.latency import attention_flops, linear_flops, weight_bytes_read, work_time
+from core.latency import attended_pairs, attention_flops, comm_seconds, linear_flops, weight_bytes_read, work_time
 from core.memory import kv_bytes_per_sequence, kv_bytes_per_token
 from core.traffic import Lengths, Traffic, arrival_times
 
@@ -106,6 +106,56 @@ class _Blocks:
         return np.asarray(bytes_) / self.block_bytes
 
 
+class _StepModel:
+    """Step time from four sums: sequences, tokens, attention pairs and KV tokens touched.
+
+    For models without sliding-window layers every core cost is linear in these sums, so the
+    coefficients are read off the core functions once (linear_flops, attention_flops,
+    kv_bytes_per_sequence) and the roofline of :func:`core.latency.work_time` is evaluated on them;
+    tests check it equals the general path. Weight reads and all-reduces depend on the token count
+    only and are cached per count.
+    """
+
+    def __init__(self, dep: Deployment) -> None:
+        m, tp = dep.model, dep.parallel.tp
+        self.dep = dep
+        self.exact = not m.num_sliding_layers
+        self.per_token = float(linear_flops(m, 1, 2) - linear_flops(m, 1, 1))  # 2 x body params
+        self.per_sequence = float(linear_flops(m, 1, 1)) - self.per_token  # 2 x vocab x hidden (LM head)
+        self.per_pair = float(attention_flops(m, 1, 1, 0))  # one query-key pair in every layer
+        self.kv_per_token = float(kv_bytes_per_sequence(m, dep.kv, Parallelism(tp=tp), 1))
+        self._by_tokens: dict[float, tuple[float, float]] = {}
+
+    def _token_terms(self, tokens: float) -> tuple[float, float]:
+        """(weight bytes read, all-reduce seconds) for a step of ``tokens`` tokens."""
+        if tokens not in self._by_tokens:
+            self._by_tokens[tokens] = (float(weight_bytes_read(self.dep, tokens)),
+                                       float(comm_seconds(self.dep, tokens, 1.0)))
+        return self._by_tokens[tokens]
+
+    def seconds(self, sequences: float, tokens: float, pairs, kv_tokens):
+        """Step time [s]; ``pairs`` and ``kv_tokens`` may be arrays (a run of decode steps)."""
+        weights, comm = self._token_terms(tokens)
+        phase = work_time(
+            self.dep,
+            linear=self.per_token * tokens + self.per_sequence * sequences,
+            attention=np.asarray(pairs, dtype=float) * self.per_pair,
+            weights=weights,
+            kv_per_gpu=np.asarray(kv_tokens, dtype=float) * self.kv_per_token,
+            tokens=tokens,
+            steps=1.0,
+            comm_s=comm,
+        )
+        return phase.seconds
+
+    def step(self, new: np.ndarray, cached: np.ndarray) -> float:
+        """One step in which sequence i adds new[i] tokens to cached[i] cached ones [s]."""
+        if not self.exact:
+            return _step_seconds(self.dep, new, cached)
+        pairs = float(attended_pairs(new, cached).sum())
+        return float(self.seconds(len(new), float(new.sum()), pairs, float((cached + new).sum())))
+
+
 def _step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
     """Roofline time of one step in which sequence i adds new[i] tokens to cached[i] cached ones."""
     tokens = float(new.sum())
@@ -152,6 +202,7 @@ def simulate(
         raise ValueError(f"a request of {prompt[worst] + answer[worst]} tokens needs more KV cache than the "
                          f"whole budget ({capacity} blocks); shorten the lengths or lower max_model_len")
     token_budget, max_seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    step_model = _StepModel(dep)
 
     arrival = np.full(num_requests, np.inf)
     if traffic.mode == "rate":
@@ -240,8 +291,8 @@ def simulate(
             # decode-only steps repeat until something changes: take them at once
             upcoming = float(arrival[pending[pending_pos]]) if pending_pos < len(pending) else np.inf
             free = capacity - used
-            durations = _decode_run(dep, cached[decoding], answer[decoding] - generated[decoding], upcoming - clock,
-                                    blocks, held[decoding], free)
+            durations = _decode_run(step_model, cached[decoding], answer[decoding] - generated[decoding],
+                                    upcoming - clock, blocks, held[decoding], free)
             k = len(durations)
             grown = blocks(cached[decoding] + k) - held[decoding]
             used += grown.sum()
@@ -259,7 +310,7 @@ def simulate(
             chunk_sizes = np.array([c[1] for c in chunks], dtype=np.int64)
             new = np.concatenate((np.ones(decoding.size, dtype=np.int64), chunk_sizes))
             before = np.concatenate((cached[decoding], cached[chunk_ids]))
-            duration = _step_seconds(dep, new, before)
+            duration = step_model.step(new, before)
             in_system += (len(running) + len(waiting)) * duration
             clock += duration
             steps += 1
@@ -302,7 +353,7 @@ def simulate(
 MAX_RUN_CELLS = 400_000  # requests x steps evaluated at once in a decode-only run
 
 
-def _decode_run(dep: Deployment, cached: np.ndarray, remaining: np.ndarray, until_arrival: float, blocks,
+def _decode_run(model: _StepModel, cached: np.ndarray, remaining: np.ndarray, until_arrival: float, blocks,
                 held: np.ndarray, free: float) -> np.ndarray:
     """Durations of the decode-only steps that can run before anything changes [s].
 
@@ -311,24 +362,27 @@ def _decode_run(dep: Deployment, cached: np.ndarray, remaining: np.ndarray, unti
     cached + j, evaluated with the same roofline as a single step.
     """
     n = cached.size
+    ones = np.ones(n, dtype=np.int64)
     k = int(min(remaining.min(), max(MAX_RUN_CELLS // n, 1)))
+    if np.isfinite(until_arrival):
+        # steps only get longer as contexts grow, so the first step's length bounds how many fit
+        k = min(k, int(until_arrival / model.step(ones, cached)) + 1)
+
+    def blocks_fit(steps: int) -> bool:
+        return float((blocks(cached + steps) - held).sum()) <= free
+
+    if not blocks_fit(k):
+        low, high = 1, k  # one step always fits: the caller checked it
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if blocks_fit(middle) else (low, middle - 1)
+        k = low
     offsets = np.arange(k)
-    contexts = cached[:, np.newaxis] + offsets[np.newaxis, :]
-    fits = (blocks(contexts + 1) - held[:, np.newaxis]).sum(axis=0) <= free
-    k = max(int(np.argmin(fits)) if not fits.all() else k, 1)
-    contexts = contexts[:, :k]
-    tokens = float(n)
-    kv = kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=dep.parallel.tp), contexts + 1).sum(axis=0)
-    phase = work_time(
-        dep,
-        linear=np.full(k, float(linear_flops(dep.model, n, 1))),
-        attention=attention_flops(dep.model, 1, 1, contexts).sum(axis=0),
-        weights=np.full(k, float(weight_bytes_read(dep, tokens))),
-        kv_per_gpu=kv,
-        tokens=np.full(k, tokens),
-        steps=np.ones(k),
-    )
-    durations = np.asarray(phase.seconds, dtype=float)
+    if model.exact:
+        base = float((cached + 1).sum())  # pairs and KV tokens of the first step; both grow by n a step
+        durations = np.asarray(model.seconds(n, float(n), base + n * offsets, base + n * offsets), dtype=float)
+    else:
+        durations = np.array([_step_seconds(model.dep, ones, cached + j) for j in offsets])
     ends = np.cumsum(durations)
     arrives = int(np.searchsorted(ends, until_arrival))  # the step during which it arrives still runs
     return durations[: min(arrives + 1, k)]

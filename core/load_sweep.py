@@ -1,0 +1,108 @@
+"""Load sweep: simulate a range of request rates, find the knee and the highest rate within SLOs.
+
+- knee: the highest offered rate the replica keeps up with (achieved request throughput at least
+  95 % of offered); past it the queue grows and TTFT avalanches instead of degrading gently.
+- max rate under SLOs: the highest rate whose P99 TTFT and P99 TPOT meet their limits.
+- static prediction: requests/s at the memory-set concurrency ceiling from the planner's steady
+  state (core.plan.steady_state), what formulas alone predict.
+- naive prediction (the chapters' pitfall): 1 / (single-request TPOT x answer length), capacity
+  read off one request's streaming speed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.deployment import Deployment, Workload
+from core.estimate import estimate
+from core.plan import steady_state
+from core.simulate import SimResult, simulate
+from core.traffic import Lengths, Traffic
+
+KEEPS_UP = 0.95
+"""Achieved over offered request throughput above which the replica is keeping up."""
+PERCENTILES = (50, 90, 99)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    rate: float
+    ttft_p50_s: float
+    ttft_p99_s: float
+    tpot_p50_s: float
+    tpot_p99_s: float
+    output_tokens_per_s: float
+    request_throughput_per_s: float
+    goodput: float
+    preemptions: int
+
+
+@dataclass(frozen=True)
+class LoadSweep:
+    points: tuple[SweepPoint, ...]
+    knee_rate: float | None
+    max_rate_under_slo: float | None
+    static_rate: float
+    naive_rate: float
+
+
+def summarize(result: SimResult) -> dict[str, dict[str, float]]:
+    """mean, p50, p90, p99 of TTFT, TPOT, ITL and E2E [s]."""
+    out = {}
+    for name, values in (("ttft", result.ttft), ("tpot", result.tpot), ("itl", result.itl), ("e2e", result.e2e)):
+        values = values if values.size else np.zeros(1)
+        out[name] = {"mean": float(values.mean()),
+                     **{f"p{q}": float(np.percentile(values, q)) for q in PERCENTILES}}
+    return out
+
+
+def predicted_rates(dep: Deployment, prompt_len: int, answer_len: int) -> tuple[float, float]:
+    """(static rate at the concurrency ceiling, naive rate from single-request TPOT) [requests/s]."""
+    base = estimate(dep, Workload(input_len=prompt_len, output_len=answer_len))
+    ceiling = max(min(base.kv.max_concurrency_at_request_len, base.max_num_seqs), 1)
+    static = steady_state(dep, float(ceiling), prompt_len, answer_len).request_rate
+    naive = 1 / (base.latency.tpot_s * answer_len)
+    return float(static), float(naive)
+
+
+def load_sweep(
+    dep: Deployment,
+    rates: np.ndarray,
+    num_requests: int,
+    prompts: Lengths,
+    answers: Lengths,
+    ttft_slo_s: float | None = None,
+    tpot_slo_s: float | None = None,
+    seed: int = 0,
+    burstiness: float = 1.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> LoadSweep:
+    """Simulate each rate (same seed for all, so the curves differ only by load)."""
+    points = []
+    for index, rate in enumerate(rates):
+        result = simulate(dep, Traffic(mode="rate", rate_per_s=float(rate), burstiness=burstiness), num_requests,
+                          prompts, answers, seed)
+        tpot = result.tpot if result.tpot.size else np.zeros(1)
+        points.append(SweepPoint(
+            rate=float(rate),
+            ttft_p50_s=float(np.percentile(result.ttft, 50)),
+            ttft_p99_s=float(np.percentile(result.ttft, 99)),
+            tpot_p50_s=float(np.percentile(tpot, 50)),
+            tpot_p99_s=float(np.percentile(tpot, 99)),
+            output_tokens_per_s=result.output_tokens_per_s,
+            request_throughput_per_s=result.request_throughput_per_s,
+            goodput=result.goodput(ttft_slo_s, tpot_slo_s),
+            preemptions=result.preemptions,
+        ))
+        if progress:
+            progress(index + 1, len(rates))
+    keeping_up = [p.rate for p in points if p.request_throughput_per_s >= KEEPS_UP * p.rate]
+    within = [p.rate for p in points
+              if (ttft_slo_s is None or p.ttft_p99_s <= ttft_slo_s)
+              and (tpot_slo_s is None or p.tpot_p99_s <= tpot_slo_s)]
+    static, naive = predicted_rates(dep, prompts.mean, answers.mean)
+    return LoadSweep(points=tuple(points), knee_rate=max(keeping_up, default=None),
+                     max_rate_under_slo=max(within, default=None), static_rate=static, naive_rate=naive)
