@@ -31,6 +31,9 @@ PAGES = [
         default=True,
     ),
     st.Page(HERE / "pages" / "plan_page.py", title=t("nav.plan"), icon=":material/task_alt:", url_path="plan"),
+    st.Page(
+        HERE / "pages" / "loadtest_page.py", title=t("nav.loadtest"), icon=":material/monitoring:", url_path="load-test"
+    ),
     st.Page(HERE / "pages" / "learn_page.py", title=t("nav.learn"), icon=":material/school:", url_path="learn"),
     st.Page(
         HERE / "pages" / "compare_page.py", title=t("nav.compare"), icon=":material/compare_arrows:", url_path="compare"

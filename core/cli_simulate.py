@@ -26,8 +26,9 @@ def add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input-len", type=int, default=1000, help="mean prompt tokens (default 1000)")
     parser.add_argument("--output-len", type=int, default=200, help="mean answer tokens (default 200)")
     parser.add_argument("--length-dist", choices=LENGTH_DISTRIBUTIONS, default="fixed")
-    parser.add_argument("--length-spread", type=float, default=0.5,
-                        help="uniform: half-width / mean; lognormal: sigma (default 0.5)")
+    parser.add_argument(
+        "--length-spread", type=float, default=0.5, help="uniform: half-width / mean; lognormal: sigma (default 0.5)"
+    )
     parser.add_argument("--lengths-csv", help="CSV of (prompt, answer) token counts, used instead of the lengths")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ttft-slo-ms", type=float, help="for goodput")
@@ -74,8 +75,12 @@ def run_simulate(args: argparse.Namespace) -> str:
     lines = [f"{args.num_requests} requests in {data['duration_s']:,.1f} s simulated ({elapsed:.2f} s to compute)"]
     for name in ("ttft", "tpot", "itl", "e2e"):
         v = data[f"{name}_ms"]
-        lines.append(f"  {name.upper():5} mean {v['mean']:>10,.1f}  p50 {v['p50']:>10,.1f}  p90 {v['p90']:>10,.1f}  "
-                     f"p99 {v['p99']:>10,.1f} ms")
-    lines.append(f"  {data['output_tokens_per_s']:,.0f} output tokens/s, {data['request_throughput_per_s']:.3f} "
-                 f"requests/s, {data['preemptions']} preemptions, goodput {data['goodput']:.1%}")
+        lines.append(
+            f"  {name.upper():5} mean {v['mean']:>10,.1f}  p50 {v['p50']:>10,.1f}  p90 {v['p90']:>10,.1f}  "
+            f"p99 {v['p99']:>10,.1f} ms"
+        )
+    lines.append(
+        f"  {data['output_tokens_per_s']:,.0f} output tokens/s, {data['request_throughput_per_s']:.3f} "
+        f"requests/s, {data['preemptions']} preemptions, goodput {data['goodput']:.1%}"
+    )
     return "\n".join(lines)

@@ -129,8 +129,10 @@ class _StepModel:
     def _token_terms(self, tokens: float) -> tuple[float, float]:
         """(weight bytes read, all-reduce seconds) for a step of ``tokens`` tokens."""
         if tokens not in self._by_tokens:
-            self._by_tokens[tokens] = (float(weight_bytes_read(self.dep, tokens)),
-                                       float(comm_seconds(self.dep, tokens, 1.0)))
+            self._by_tokens[tokens] = (
+                float(weight_bytes_read(self.dep, tokens)),
+                float(comm_seconds(self.dep, tokens, 1.0)),
+            )
         return self._by_tokens[tokens]
 
     def seconds(self, sequences: float, tokens: float, pairs, kv_tokens):
@@ -199,8 +201,10 @@ def simulate(
     need = blocks(prompt + answer)
     if need.max() > capacity:
         worst = int(np.argmax(need))
-        raise ValueError(f"a request of {prompt[worst] + answer[worst]} tokens needs more KV cache than the "
-                         f"whole budget ({capacity} blocks); shorten the lengths or lower max_model_len")
+        raise ValueError(
+            f"a request of {prompt[worst] + answer[worst]} tokens needs more KV cache than the "
+            f"whole budget ({capacity} blocks); shorten the lengths or lower max_model_len"
+        )
     token_budget, max_seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
     step_model = _StepModel(dep)
 
@@ -291,8 +295,15 @@ def simulate(
             # decode-only steps repeat until something changes: take them at once
             upcoming = float(arrival[pending[pending_pos]]) if pending_pos < len(pending) else np.inf
             free = capacity - used
-            durations = _decode_run(step_model, cached[decoding], answer[decoding] - generated[decoding],
-                                    upcoming - clock, blocks, held[decoding], free)
+            durations = _decode_run(
+                step_model,
+                cached[decoding],
+                answer[decoding] - generated[decoding],
+                upcoming - clock,
+                blocks,
+                held[decoding],
+                free,
+            )
             k = len(durations)
             grown = blocks(cached[decoding] + k) - held[decoding]
             used += grown.sum()
@@ -343,18 +354,34 @@ def simulate(
     times = np.array(series)
     pick = np.unique(np.linspace(0, len(times) - 1, min(SERIES_POINTS, len(times))).astype(int))
     return SimResult(
-        arrival=arrival, first_token=first, finish=finish, prompt=prompt, answer=answer,
-        itl=np.concatenate(gaps) if gaps else np.zeros(0), preemptions=preemptions, steps=steps,
-        series_time=times[pick, 0], series_waiting=times[pick, 1], series_running=times[pick, 2],
-        series_kv_used=times[pick, 3], time_in_system=in_system,
+        arrival=arrival,
+        first_token=first,
+        finish=finish,
+        prompt=prompt,
+        answer=answer,
+        itl=np.concatenate(gaps) if gaps else np.zeros(0),
+        preemptions=preemptions,
+        steps=steps,
+        series_time=times[pick, 0],
+        series_waiting=times[pick, 1],
+        series_running=times[pick, 2],
+        series_kv_used=times[pick, 3],
+        time_in_system=in_system,
     )
 
 
 MAX_RUN_CELLS = 400_000  # requests x steps evaluated at once in a decode-only run
 
 
-def _decode_run(model: _StepModel, cached: np.ndarray, remaining: np.ndarray, until_arrival: float, blocks,
-                held: np.ndarray, free: float) -> np.ndarray:
+def _decode_run(
+    model: _StepModel,
+    cached: np.ndarray,
+    remaining: np.ndarray,
+    until_arrival: float,
+    blocks,
+    held: np.ndarray,
+    free: float,
+) -> np.ndarray:
     """Durations of the decode-only steps that can run before anything changes [s].
 
     Stops at the first finish, at the step during which the next request arrives, and before the
@@ -425,4 +452,3 @@ def little_law_gap(result: SimResult) -> float:
     average_in_system = result.time_in_system / span
     predicted = result.request_throughput_per_s * float(result.e2e.mean())
     return abs(average_in_system - predicted) / average_in_system if average_in_system else 0.0
-

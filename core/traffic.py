@@ -31,8 +31,9 @@ class Lengths:
 
     def __post_init__(self) -> None:
         if self.distribution not in LENGTH_DISTRIBUTIONS:
-            raise ValueError(f"length distribution must be one of {', '.join(LENGTH_DISTRIBUTIONS)}, "
-                             f"got {self.distribution!r}")
+            raise ValueError(
+                f"length distribution must be one of {', '.join(LENGTH_DISTRIBUTIONS)}, got {self.distribution!r}"
+            )
         if isinstance(self.mean, bool) or not isinstance(self.mean, int) or not 1 <= self.mean <= MAX_TOKENS:
             raise ValueError(f"mean length must be an integer from 1 to {MAX_TOKENS}, got {self.mean!r}")
         if not 0 <= self.spread <= 3:

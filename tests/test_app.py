@@ -17,7 +17,14 @@ from core.sweep import sweep
 from ui import fmt
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGES = ["pages/explorer_page.py", "pages/learn_page.py", "pages/compare_page.py", "pages/catalog_page.py"]
+PAGES = [
+    "pages/explorer_page.py",
+    "pages/plan_page.py",
+    "pages/loadtest_page.py",
+    "pages/learn_page.py",
+    "pages/compare_page.py",
+    "pages/catalog_page.py",
+]
 DEFAULT = {"model": "llama-3.1-8b", "gpu": "a10", "max_model_len": 8192}
 DEFAULT_WORK = Workload(input_len=2048, output_len=512, batch=16)
 
@@ -336,3 +343,38 @@ def test_plan_load_kind_and_numbers_live_in_the_url():
     assert not at.exception
     assert at.segmented_control(key="plan_load").value == "rate"
     assert at.number_input(key="plan_rate").value == 3.5
+
+
+def test_load_test_page_shows_the_simulators_numbers(deploy):
+    from core.load_sweep import summarize
+    from core.simulate import simulate
+    from core.traffic import Lengths, Traffic
+
+    at = open_app(lt_rate="2.0", lt_count="300")
+    at.switch_page("pages/loadtest_page.py").run()
+    assert not at.exception
+    expected = summarize(
+        simulate(
+            deploy(gpu="a10", max_model_len=8192),
+            Traffic(mode="rate", rate_per_s=2.0),
+            300,
+            Lengths(mean=1000),
+            Lengths(mean=200),
+            0,
+        )
+    )
+    shown = metrics(at)
+    assert shown["TTFT P99"] == fmt.duration(expected["ttft"]["p99"])
+    assert shown["TPOT P50"] == fmt.duration(expected["tpot"]["p50"])
+    assert len(at.get("plotly_chart")) == 2
+    at.button(key="lt_run_sweep").click().run()
+    assert not at.exception
+    sweep_chart = figures(at)[2]
+    assert any(trace["name"].startswith("knee") for trace in sweep_chart["data"])
+
+
+def test_load_test_closed_loop_from_the_url():
+    at = open_app(traffic="concurrency", lt_clients="4", lt_count="100")
+    at.switch_page("pages/loadtest_page.py").run()
+    assert not at.exception
+    assert at.segmented_control(key="lt_mode").value == "concurrency"

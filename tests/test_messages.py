@@ -29,6 +29,7 @@ DYNAMIC = {  # keys built with f-strings in the UI: prefix -> the suffixes core 
     "plan.preset": ["custom", "chat", "batch", "api"],
     "plan.load": ["users", "in_flight", "rate"],
     "plan.verdict": ["feasible", "marginal", "not_feasible"],
+    "lt.mode": ["rate", "concurrency", "users"],
 }
 
 
@@ -54,7 +55,7 @@ def test_every_key_the_ui_uses_exists():
     for path in SOURCES:
         used |= set(LITERAL_KEY.findall(path.read_text()))
     for prefix, suffixes in DYNAMIC.items():
-        separator = "_" if prefix.startswith("plan.") else "."
+        separator = "_" if prefix.startswith(("plan.", "lt.")) else "."
         used |= {f"{prefix}{separator}{s}" for s in suffixes}
     assert used - set(MESSAGES) == set()
 

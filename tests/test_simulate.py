@@ -1,0 +1,212 @@
+"""The engine simulator: conservation, Little's law, agreement with the static model, overload,
+closed-loop limits, KV limits, determinism, the fast step path, traffic inputs and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.latency import decode_step_time, prefill_time
+from core.load_sweep import load_sweep, predicted_rates
+from core.simulate import _step_seconds, _StepModel, little_law_gap, simulate
+from core.traffic import Lengths, Traffic, arrival_times, read_lengths_csv
+
+PROMPT, ANSWER = Lengths(mean=1000), Lengths(mean=200)
+LOGNORMAL = (
+    Lengths(mean=800, distribution="lognormal", spread=0.8),
+    Lengths(mean=200, distribution="lognormal", spread=0.8),
+)
+
+
+@pytest.fixture(scope="module")
+def a10(deploy):
+    return deploy(gpu="a10", max_model_len=4096)
+
+
+@pytest.fixture(scope="module")
+def h100(deploy):
+    return deploy(gpu="h100-sxm", max_model_len=4096)
+
+
+def test_conservation_every_request_completes_with_all_its_tokens(a10):
+    result = simulate(a10, Traffic(mode="rate", rate_per_s=1.0), 500, *LOGNORMAL, seed=3)
+    assert np.isfinite(result.finish).all() and np.isfinite(result.first_token).all()
+    assert (result.finish >= result.first_token).all() and (result.first_token > result.arrival).all()
+    # every token after a request's first leaves exactly one inter-token gap
+    assert result.itl.size == int((result.answer - 1).sum())
+
+
+def test_littles_law_holds_on_the_simulated_run(h100):
+    result = simulate(h100, Traffic(mode="rate", rate_per_s=10.0), 2000, *LOGNORMAL, seed=1)
+    assert little_law_gap(result) < 0.03
+
+
+def test_at_very_low_load_the_simulator_is_the_static_model(a10):
+    result = simulate(a10, Traffic(mode="rate", rate_per_s=0.005), 40, PROMPT, ANSWER, seed=0)
+    # no queueing: TTFT is the core's prefill of one prompt, TPOT its batch-1 decode step
+    assert np.median(result.ttft) == pytest.approx(float(prefill_time(a10, 1, 1000).seconds), rel=1e-6)
+    mean_context = 1000 + 200 / 2
+    assert np.median(result.tpot) == pytest.approx(float(decode_step_time(a10, 1, mean_context).seconds), rel=1e-3)
+    assert result.preemptions == 0
+
+
+def test_under_overload_the_queue_grows_and_p99_ttft_grows_with_run_length(a10):
+    overload = Traffic(mode="rate", rate_per_s=20.0)
+    short = simulate(a10, overload, 300, PROMPT, ANSWER, seed=0)
+    long = simulate(a10, overload, 1200, PROMPT, ANSWER, seed=0)
+    assert np.percentile(long.ttft, 99) > 3 * np.percentile(short.ttft, 99)
+    half = len(long.series_waiting) // 2
+    assert long.series_waiting[half] > long.series_waiting[half // 4]
+
+
+@pytest.mark.parametrize("clients", [1, 8, 64])
+def test_closed_loop_never_exceeds_its_concurrency(h100, clients):
+    result = simulate(h100, Traffic(mode="concurrency", concurrency=clients), 400, *LOGNORMAL, seed=2)
+    in_system = result.series_running + result.series_waiting
+    assert in_system.max() <= clients
+    assert np.isfinite(result.finish).all()
+
+
+def test_kv_in_use_never_exceeds_the_budget_and_preemption_recovers(deploy):
+    tight = deploy(gpu="a10", max_model_len=8192)
+    result = simulate(
+        tight, Traffic(mode="concurrency", concurrency=200), 400, Lengths(mean=600), Lengths(mean=1500), seed=0
+    )
+    assert result.series_kv_used.max() <= 1.0 + 1e-9
+    assert result.preemptions > 0
+    assert np.isfinite(result.finish).all()
+    assert result.itl.size == int((result.answer - 1).sum())
+
+
+def test_users_with_think_time(h100):
+    result = simulate(h100, Traffic(mode="users", users=30, think_time_s=5.0), 300, PROMPT, ANSWER, seed=4)
+    assert (result.series_running + result.series_waiting).max() <= 30
+
+
+def test_deterministic_for_a_seed(a10):
+    runs = [
+        simulate(a10, Traffic(mode="rate", rate_per_s=1.0, burstiness=2.0), 300, *LOGNORMAL, seed=s) for s in (7, 7, 8)
+    ]
+    np.testing.assert_array_equal(runs[0].finish, runs[1].finish)
+    np.testing.assert_array_equal(runs[0].itl, runs[1].itl)
+    assert not np.array_equal(runs[0].finish, runs[2].finish)
+
+
+def test_sliding_window_models_run(deploy):
+    gemma = deploy(model="gemma-2-9b", gpu="l40s", max_model_len=8192)
+    result = simulate(gemma, Traffic(mode="rate", rate_per_s=2.0), 200, Lengths(mean=6000), Lengths(mean=100))
+    assert np.isfinite(result.finish).all()
+    assert result.itl.size == int((result.answer - 1).sum())
+
+
+@settings(max_examples=40, deadline=None)
+@given(new=st.lists(st.integers(1, 2048), min_size=1, max_size=12), seed=st.integers(0, 1000))
+def test_fast_step_equals_the_general_roofline(deploy, new, seed):
+    dep = deploy(gpu="a100-80gb", max_model_len=16384)
+    cached = np.random.default_rng(seed).integers(0, 8000, len(new))
+    new = np.array(new)
+    assert _StepModel(dep).step(new, cached) == pytest.approx(_step_seconds(dep, new, cached), rel=1e-9)
+
+
+def test_request_longer_than_the_kv_budget_is_a_clear_error(deploy):
+    dep = deploy(gpu="a10", max_model_len=65536)
+    with pytest.raises(ValueError, match="needs more KV cache than the whole budget"):
+        simulate(dep, Traffic(mode="rate", rate_per_s=1.0), 10, Lengths(mean=60000), Lengths(mean=100))
+
+
+def test_arrivals_are_poisson_at_the_rate():
+    rng = np.random.default_rng(0)
+    times = arrival_times(5.0, 20_000, rng)
+    gaps = np.diff(times)
+    assert gaps.mean() == pytest.approx(0.2, rel=0.03)
+    assert gaps.std() / gaps.mean() == pytest.approx(1.0, rel=0.05)  # exponential: CV 1
+    bursty = np.diff(arrival_times(5.0, 20_000, rng, burstiness=3.0))
+    assert bursty.std() / bursty.mean() == pytest.approx(3.0, rel=0.1)
+
+
+def test_lognormal_lengths_have_the_requested_mean():
+    values = Lengths(mean=500, distribution="lognormal", spread=0.6).sample(50_000, np.random.default_rng(1), 10**6)
+    assert values.mean() == pytest.approx(500, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("prompt,answer\n100,20\nx,5\n", "line 3: lengths must be whole numbers"),
+        ("100\n", "expected two columns"),
+        ("100,0\n", "between 1 and"),
+        ("", "CSV has no"),
+        (b"\xff\xfe1,2", "not UTF-8"),
+    ],
+)
+def test_bad_length_csv_is_a_clear_error(text, message):
+    with pytest.raises(ValueError, match=message):
+        read_lengths_csv(text)
+
+
+def test_length_csv_with_header():
+    prompts, answers = read_lengths_csv("prompt,answer\n100,20\n300,40\n")
+    assert prompts.tolist() == [100, 300] and answers.tolist() == [20, 40]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mode": "flood"}, "traffic mode"),
+        ({"rate_per_s": 0.0}, "request rate"),
+        ({"burstiness": 50.0}, "burstiness"),
+        ({"concurrency": 0}, "concurrency"),
+    ],
+)
+def test_bad_traffic_names_the_field(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Traffic(**kwargs)
+
+
+def test_load_sweep_finds_the_knee_between_light_and_heavy_load(h100):
+    static, naive = predicted_rates(h100, 1000, 200)
+    rates = np.geomspace(0.2 * static, 1.6 * static, 6)
+    sweep = load_sweep(h100, rates, 600, PROMPT, ANSWER, ttft_slo_s=1.0, tpot_slo_s=0.05)
+    assert sweep.knee_rate is not None and rates[0] <= sweep.knee_rate < rates[-1]
+    assert sweep.points[-1].ttft_p99_s > 5 * sweep.points[0].ttft_p99_s  # the avalanche
+    assert naive < static  # one request's streaming speed badly underestimates a batching server
+
+
+def test_simulate_cli_json(cli):
+    code, out, _ = cli(
+        "simulate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--max-model-len",
+        "4096",
+        "--request-rate",
+        "5",
+        "--num-requests",
+        "300",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    for key in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
+        assert set(data[key]) == {"mean", "p50", "p90", "p99"}
+    assert {"output_tokens_per_s", "request_throughput_per_s", "preemptions"} <= set(data)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--request-rate", "-1"], "request rate"),
+        (["--concurrency", "2", "--users", "3"], "not allowed with"),
+        (["--request-rate", "1", "--lengths-csv", "/no/such.csv"], "no such file"),
+        (["--request-rate", "1", "--length-dist", "zipf"], "invalid choice"),
+    ],
+)
+def test_simulate_cli_bad_arguments(cli, argv, message):
+    code, out, err = cli("simulate", "--model", "llama-3.1-8b", "--gpu", "a10", *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1

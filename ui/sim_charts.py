@@ -1,0 +1,117 @@
+"""Plotly figures for the Load test page: latency distributions, engine time series, load sweep."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core import units
+from core.load_sweep import LoadSweep
+from core.simulate import SimResult
+from ui.charts import LAYOUT
+from ui.i18n import t
+
+
+def distribution_figure(result: SimResult) -> go.Figure:
+    figure = go.Figure()
+    for name, values in (("TTFT", result.ttft), ("TPOT", result.tpot)):
+        if values.size:
+            figure.add_histogram(
+                x=values / units.MS,
+                name=name,
+                opacity=0.7,
+                nbinsx=60,
+                hovertemplate=f"{name} %{{x:.0f}} ms: %{{y}}<extra></extra>",
+            )
+    figure.update_layout(
+        barmode="overlay",
+        height=340,
+        xaxis_title="ms",
+        yaxis_title=t("lt.requests"),
+        title=t("lt.distribution_title"),
+        **LAYOUT,
+    )
+    return figure
+
+
+def series_figure(result: SimResult) -> go.Figure:
+    figure = go.Figure()
+    figure.add_scatter(x=result.series_time, y=result.series_waiting, name=t("lt.waiting"), mode="lines")
+    figure.add_scatter(x=result.series_time, y=result.series_running, name=t("lt.running"), mode="lines")
+    figure.add_scatter(
+        x=result.series_time,
+        y=result.series_kv_used * 100,
+        name=t("lt.kv_used"),
+        mode="lines",
+        yaxis="y2",
+        line={"dash": "dot"},
+    )
+    figure.update_layout(
+        height=340,
+        xaxis_title=t("lt.time_axis"),
+        yaxis_title=t("lt.requests"),
+        yaxis2={"title": t("lt.kv_axis"), "overlaying": "y", "side": "right", "range": [0, 105]},
+        title=t("lt.series_title"),
+        **LAYOUT,
+    )
+    return figure
+
+
+def sweep_figure(sweep: LoadSweep, ttft_slo_s: float | None) -> go.Figure:
+    rates = np.array([p.rate for p in sweep.points])
+    figure = go.Figure()
+    figure.add_scatter(
+        x=rates, y=[p.ttft_p50_s / units.MS for p in sweep.points], name="TTFT P50", mode="lines+markers"
+    )
+    figure.add_scatter(
+        x=rates, y=[p.ttft_p99_s / units.MS for p in sweep.points], name="TTFT P99", mode="lines+markers"
+    )
+    low, high = min(p.ttft_p50_s for p in sweep.points) / units.MS, max(p.ttft_p99_s for p in sweep.points) / units.MS
+    marks = [
+        (sweep.knee_rate, t("lt.knee"), "#d97706"),
+        (sweep.static_rate, t("lt.static"), "#16a34a"),
+        (sweep.naive_rate, t("lt.naive"), "#94a3b8"),
+        (sweep.max_rate_under_slo, t("lt.max_slo"), "#2563eb"),
+    ]
+    for rate, label, color in marks:
+        if rate is not None:  # a trace, not add_vline: vline annotations misplace on log axes
+            figure.add_scatter(
+                x=[rate, rate],
+                y=[low, high],
+                mode="lines",
+                name=f"{label}: {rate:.2f}/s",
+                line={"dash": "dash", "color": color},
+            )
+    if ttft_slo_s is not None:
+        figure.add_scatter(
+            x=[rates.min(), rates.max()],
+            y=[ttft_slo_s / units.MS] * 2,
+            mode="lines",
+            name=t("lt.slo_line"),
+            line={"dash": "dot", "color": "#dc2626"},
+        )
+    figure.update_layout(
+        height=400,
+        xaxis={"type": "log", "title": t("lt.rate_axis")},
+        yaxis={"type": "log", "title": "TTFT [ms]"},
+        title=t("lt.sweep_title"),
+        **LAYOUT,
+    )
+    return figure
+
+
+def sweep_throughput_figure(sweep: LoadSweep) -> go.Figure:
+    rates = [p.rate for p in sweep.points]
+    figure = go.Figure()
+    figure.add_scatter(
+        x=rates, y=[p.request_throughput_per_s for p in sweep.points], mode="lines+markers", name=t("lt.achieved")
+    )
+    figure.add_scatter(x=rates, y=rates, mode="lines", name=t("lt.offered"), line={"dash": "dot"})
+    figure.update_layout(
+        height=400,
+        xaxis={"type": "log", "title": t("lt.rate_axis")},
+        yaxis={"type": "log", "title": t("lt.throughput_axis")},
+        title=t("lt.throughput_title"),
+        **LAYOUT,
+    )
+    return figure
