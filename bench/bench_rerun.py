@@ -22,6 +22,7 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = [
     "pages/explorer_page.py",
     "pages/plan_page.py",
+    "pages/loadtest_page.py",
     "pages/learn_page.py",
     "pages/compare_page.py",
     "pages/catalog_page.py",
@@ -44,6 +45,8 @@ def time_page(page: str, lang: str) -> tuple[list[float], list[float]]:
         for i, batch in enumerate(BATCHES):
             if page.endswith("plan_page.py"):  # the plan reads its own inputs
                 at.number_input(key="plan_users").set_value(batch)
+            elif page.endswith("loadtest_page.py"):  # a new rate: a new 1,000-request simulation
+                at.number_input(key="lt_rate").set_value(batch / 100)
             else:
                 at.slider(key="batch").set_value(batch)
                 at.select_slider(key="input_len").set_value(PROMPTS[i % len(PROMPTS)])
@@ -64,9 +67,9 @@ def main() -> None:
     print("| page | lang | new scenario median [ms] | P95 [ms] | cached median [ms] |")
     print("|---|---|---|---|---|")
     for page in PAGES:
-        # AppTest re-serializes a selectbox through its format_func outside the session, in English,
-        # so the Plan page's translated preset labels cannot be driven in Chinese here
-        for lang in ("en",) if page.endswith("plan_page.py") else ("en", "zh"):
+        # AppTest re-serializes a selectbox or segmented control through its format_func outside the
+        # session, in English, so pages with translated option labels are driven in English only
+        for lang in ("en",) if page.endswith(("plan_page.py", "loadtest_page.py")) else ("en", "zh"):
             fresh, cached = time_page(page, lang)
             name = Path(page).stem.removesuffix("_page")
             print(

@@ -125,6 +125,21 @@ class _StepModel:
         self.per_pair = float(attention_flops(m, 1, 1, 0))  # one query-key pair in every layer
         self.kv_per_token = float(kv_bytes_per_sequence(m, dep.kv, Parallelism(tp=tp), 1))
         self._by_tokens: dict[float, tuple[float, float]] = {}
+        # work_time is linear in each kind of work: its unit responses give the scalar path below
+        unit = {
+            "linear": 0.0,
+            "attention": 0.0,
+            "weights": 0.0,
+            "kv_per_gpu": 0.0,
+            "tokens": 1.0,
+            "steps": 1.0,
+            "comm_s": 0.0,
+        }
+        self.s_per_flop = float(work_time(dep, **{**unit, "linear": 1.0}).compute_s)
+        self.s_per_pair = float(work_time(dep, **{**unit, "attention": 1.0}).compute_s) * self.per_pair
+        self.s_per_weight_byte = float(work_time(dep, **{**unit, "weights": 1.0}).memory_s)
+        self.s_per_kv_token = float(work_time(dep, **{**unit, "kv_per_gpu": 1.0}).memory_s) * self.kv_per_token
+        self.overhead = float(work_time(dep, **unit).overhead_s)
 
     def _token_terms(self, tokens: float) -> tuple[float, float]:
         """(weight bytes read, all-reduce seconds) for a step of ``tokens`` tokens."""
@@ -151,11 +166,19 @@ class _StepModel:
         return phase.seconds
 
     def step(self, new: np.ndarray, cached: np.ndarray) -> float:
-        """One step in which sequence i adds new[i] tokens to cached[i] cached ones [s]."""
+        """One step in which sequence i adds new[i] tokens to cached[i] cached ones [s].
+
+        Plain floats on work_time's unit responses: max(compute, memory) + all-reduce + overhead,
+        as PhaseTime.seconds composes them (tests check both paths agree).
+        """
         if not self.exact:
             return _step_seconds(self.dep, new, cached)
+        tokens = float(new.sum())
+        weights, comm = self._token_terms(tokens)
         pairs = float(attended_pairs(new, cached).sum())
-        return float(self.seconds(len(new), float(new.sum()), pairs, float((cached + new).sum())))
+        compute = (self.per_token * tokens + self.per_sequence * len(new)) * self.s_per_flop + pairs * self.s_per_pair
+        memory = weights * self.s_per_weight_byte + float((cached + new).sum()) * self.s_per_kv_token
+        return max(compute, memory) + comm + self.overhead
 
 
 def _step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:

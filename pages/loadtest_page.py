@@ -37,7 +37,7 @@ with middle:
     )
     spread = number(t("lt.spread"), "spread", 0.5, 0.0, 3.0)
 with right:
-    ttft_ms = number(t("plan.ttft_slo"), "ttft_ms", 1000.0, 0.0, 3_600_000.0)
+    ttft_ms = number(t("lt.ttft_slo"), "ttft_ms", 1000.0, 0.0, 3_600_000.0)
     tpot_ms = number(t("lt.tpot_slo"), "tpot_ms", 50.0, 0.0, 3_600_000.0)
     seed = number(t("lt.seed"), "seed", 0, 0, 2**31 - 1)
     upload = st.file_uploader(t("lt.csv"), type=["csv"], key="lt_csv", help=t("lt.csv_help"))
