@@ -313,7 +313,14 @@ def simulate(
             used += blocks(size) - held[r]
             held[r] = blocks(size)
         if decoding.size == 0 and not chunks:
-            raise RuntimeError("simulator stalled: nothing schedulable")  # guarded by the checks above
+            # partial prefills filled the cache and none can continue: preempt the newest, as vLLM does
+            victim = running.pop()
+            used -= held[victim]
+            held[victim] = 0
+            cached[victim] = 0
+            waiting.appendleft(victim)
+            preemptions += 1
+            continue
         if not chunks and decoding.size == len(running):
             # decode-only steps repeat until something changes: take them at once
             upcoming = float(arrival[pending[pending_pos]]) if pending_pos < len(pending) else np.inf
