@@ -7,6 +7,7 @@ import streamlit as st
 from core import units
 from core.plan import LOAD_KINDS
 from core.presets import load_presets
+from ui import url_inputs
 from ui.i18n import t
 
 PREFIX = "plan_"
@@ -14,26 +15,13 @@ LOAD_PARAM = "load"
 
 
 def number(label: str, name: str, default, low, high, help: str | None = None):
-    """A number input bound to the URL as ``plan_<name>``; ints stay ints."""
-    return st.number_input(
-        label, min_value=low, max_value=high, value=default, key=PREFIX + name, bind="query-params", help=help
-    )
+    """A number input bound to the URL as ``plan_<name>``."""
+    return url_inputs.number(PREFIX + name, label, default, low, high, help)
 
 
 def load_kind() -> str:
-    """The load kind, kept in the URL by hand: a bound widget would write its translated label there."""
-    key = PREFIX + "load"
-    if key not in st.session_state:
-        from_url = st.query_params.get(LOAD_PARAM, "users")
-        st.session_state[key] = from_url if from_url in LOAD_KINDS else "users"
-    kind = st.segmented_control(
-        t("plan.load"), LOAD_KINDS, key=key, required=True, format_func=lambda k: t(f"plan.load_{k}")
-    )
-    if kind == "users":
-        st.query_params.pop(LOAD_PARAM, None)
-    else:
-        st.query_params[LOAD_PARAM] = kind
-    return kind
+    """users, in_flight or rate, kept in the URL as ``load``."""
+    return url_inputs.choice(PREFIX + "load", LOAD_PARAM, t("plan.load"), LOAD_KINDS, lambda k: t(f"plan.load_{k}"))
 
 
 def apply_preset() -> None:

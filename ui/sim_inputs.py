@@ -8,6 +8,7 @@ import streamlit as st
 from core.deployment import Deployment
 from core.simulate import SimResult, simulate
 from core.traffic import TRAFFIC_MODES, Lengths, Traffic
+from ui import url_inputs
 from ui.i18n import t
 
 PREFIX = "lt_"
@@ -15,25 +16,13 @@ MODE_PARAM = "traffic"
 
 
 def traffic_mode() -> str:
-    """Traffic kind, kept in the URL by hand (a bound widget would write its translated label)."""
-    key = PREFIX + "mode"
-    if key not in st.session_state:
-        from_url = st.query_params.get(MODE_PARAM, "rate")
-        st.session_state[key] = from_url if from_url in TRAFFIC_MODES else "rate"
-    mode = st.segmented_control(
-        t("lt.mode"), TRAFFIC_MODES, key=key, required=True, format_func=lambda m: t(f"lt.mode_{m}")
-    )
-    if mode == "rate":
-        st.query_params.pop(MODE_PARAM, None)
-    else:
-        st.query_params[MODE_PARAM] = mode
-    return mode
+    """rate, concurrency or users, kept in the URL as ``traffic``."""
+    return url_inputs.choice(PREFIX + "mode", MODE_PARAM, t("lt.mode"), TRAFFIC_MODES, lambda m: t(f"lt.mode_{m}"))
 
 
 def number(label: str, name: str, default, low, high, help: str | None = None):
-    key = PREFIX + name
-    initial = {} if key in st.session_state else {"value": default}
-    return st.number_input(label, min_value=low, max_value=high, key=key, bind="query-params", help=help, **initial)
+    """A number input bound to the URL as ``lt_<name>``."""
+    return url_inputs.number(PREFIX + name, label, default, low, high, help)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
