@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from core.latency import decode_step_time, prefill_time
 from core.load_sweep import load_sweep, predicted_rates
-from core.simulate import _step_seconds, _StepModel, little_law_gap, simulate
+from core.sim_step import StepModel, step_seconds
+from core.simulate import little_law_gap, simulate
 from core.traffic import Lengths, Traffic, arrival_times, read_lengths_csv
 
 PROMPT, ANSWER = Lengths(mean=1000), Lengths(mean=200)
@@ -109,7 +110,7 @@ def test_fast_step_equals_the_general_roofline(deploy, new, seed):
     dep = deploy(gpu="a100-80gb", max_model_len=16384)
     cached = np.random.default_rng(seed).integers(0, 8000, len(new))
     new = np.array(new)
-    assert _StepModel(dep).step(new, cached) == pytest.approx(_step_seconds(dep, new, cached), rel=1e-9)
+    assert StepModel(dep).step(new, cached) == pytest.approx(step_seconds(dep, new, cached), rel=1e-9)
 
 
 def test_request_longer_than_the_kv_budget_is_a_clear_error(deploy):
