@@ -112,6 +112,7 @@ def load_gpu_file(path: Path) -> GpuSpec:
             vendor=_get(entry, "vendor", path),
             architecture=entry.get("architecture", ""),
             form_factor=entry.get("form_factor", ""),
+            memory_type=_get(entry, "memory_type", path),
             memory_bytes=float(_get(entry, "memory_mib_reported", path)) * units.MiB,
             memory_bytes_datasheet=float(_get(entry, "memory_gb", path)) * units.GB,
             memory_basis=basis,

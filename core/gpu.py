@@ -38,6 +38,8 @@ class GpuSpec:
     """GPU-to-GPU bandwidth per GPU, both directions summed as datasheets state it [bytes/s]."""
     architecture: str = ""
     form_factor: str = ""
+    memory_type: str = ""
+    """'hbm' or 'gddr': the GPU class whose validation errors set the uncertainty ranges."""
     interconnect_generation: str = ""
     price_per_hour: float | None = None
     price_provider: str = ""
