@@ -34,6 +34,12 @@ PAGES = [
     st.Page(
         HERE / "pages" / "loadtest_page.py", title=t("nav.loadtest"), icon=":material/monitoring:", url_path="load-test"
     ),
+    st.Page(
+        HERE / "pages" / "validation_page.py",
+        title=t("nav.validation"),
+        icon=":material/fact_check:",
+        url_path="validation",
+    ),
     st.Page(HERE / "pages" / "learn_page.py", title=t("nav.learn"), icon=":material/school:", url_path="learn"),
     st.Page(
         HERE / "pages" / "compare_page.py", title=t("nav.compare"), icon=":material/compare_arrows:", url_path="compare"

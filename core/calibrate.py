@@ -35,7 +35,7 @@ class Calibration:
     source: str = ""
 
     def apply(self, dep: Deployment) -> Deployment:
-        eff = dep.engine.efficiency
+        eff = dep.efficiency
         eff = dataclasses.replace(eff, compute=self.compute or eff.compute, bandwidth=self.bandwidth or eff.bandwidth)
         # the correction lands on non-torch memory first, then on the CUDA-graph term
         field = "non_torch_bytes_tp" if dep.parallel.tp > 1 else "non_torch_bytes"
@@ -136,7 +136,7 @@ def calibrate_speed(dep: Deployment, bench: BenchmarkResult) -> Fit:
         raise ValueError("the benchmark output needs both a TTFT and a TPOT line")
 
     def with_eff(compute: float, bandwidth: float) -> Deployment:
-        eff = dataclasses.replace(dep.engine.efficiency, compute=compute, bandwidth=bandwidth)
+        eff = dataclasses.replace(dep.efficiency, compute=compute, bandwidth=bandwidth)
         return dataclasses.replace(dep, engine=dataclasses.replace(dep.engine, efficiency=eff))
 
     def predict(d: Deployment) -> tuple[float, float]:
@@ -144,7 +144,7 @@ def calibrate_speed(dep: Deployment, bench: BenchmarkResult) -> Fit:
         return state.ttft_s, state.tpot_s
 
     before_ttft, before_tpot = predict(dep)
-    compute, bandwidth = dep.engine.efficiency.compute, dep.engine.efficiency.bandwidth
+    compute, bandwidth = dep.efficiency.compute, dep.efficiency.bandwidth
     for _ in range(ALTERNATIONS):  # TPOT also carries the prefill share, so the two fits interact
         bandwidth = _bisect(lambda b, c=compute: predict(with_eff(c, b))[1], tpot, decreasing=True)
         compute = _bisect(lambda c, b=bandwidth: predict(with_eff(c, b))[0], ttft, decreasing=True)

@@ -16,6 +16,7 @@ from core.catalog import CatalogError, load_catalog
 from core.cli_args import UsageError, deployment_arguments, deployment_from_args
 from core.cli_check import add_requirement_arguments, run_check
 from core.cli_simulate import add_simulate_arguments, run_simulate
+from core.cli_validate import add_validate_arguments, run_validate
 from core.deployment import Workload
 from core.estimate import estimate
 from core.report import estimate_to_dict, format_estimate, gpu_to_dict, model_to_dict
@@ -52,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="simulate continuous batching under traffic: latency percentiles")
     deployment_arguments(sim, max_model_len_default="the model's maximum context")
     add_simulate_arguments(sim)
+
+    val = sub.add_parser("validate", help="predicted against measured over the public validation set")
+    add_validate_arguments(val)
     return parser
 
 
@@ -87,7 +91,13 @@ def _list(args: argparse.Namespace) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        commands = {"list": _list, "estimate": _estimate, "check": run_check, "simulate": run_simulate}
+        commands = {
+            "list": _list,
+            "estimate": _estimate,
+            "check": run_check,
+            "simulate": run_simulate,
+            "validate": run_validate,
+        }
         output = commands[args.command](args)
     except (UsageError, CatalogError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.engine import EngineConfig, Parallelism
+from core.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
 from core.gpu import GpuSpec
 from core.model import ModelSpec
 from core.precision import Precision
@@ -49,6 +49,11 @@ class Deployment:
                 f"max_model_len ({self.engine.max_model_len}) exceeds the model's maximum context "
                 f"({self.model.max_context})"
             )
+
+    @property
+    def efficiency(self) -> Efficiency:
+        """The engine's efficiency factors, or the default for this GPU's memory class."""
+        return self.engine.efficiency or default_efficiency(self.gpu.memory_type)
 
     @property
     def max_model_len(self) -> int:

@@ -6,7 +6,7 @@ memory overheads, live here with their defaults and the reason for each (docs/mo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from core import units
 
@@ -49,6 +49,10 @@ class Efficiency:
     bandwidth: float = 0.75
     link: float = 0.75
     step_overhead_s: float = 1.0 * units.MS
+    per_sequence_overhead_s: float = 0.0
+    """Host-side cost per scheduled sequence per step (scheduling, sampling, detokenizing) [s]."""
+    request_overhead_s: float = 0.0
+    """Time from a request's arrival until the engine schedules it: API server, tokenization [s]."""
     allreduce_latency_s: float = 10.0 * units.US
 
     def __post_init__(self) -> None:
@@ -58,8 +62,30 @@ class Efficiency:
                 raise ValueError(f"efficiency {name} must be between 0.01 and 1, got {value!r}")
         if not 0 <= self.step_overhead_s <= 1.0:
             raise ValueError(f"step_overhead_s must be between 0 and 1 s, got {self.step_overhead_s!r}")
+        if not 0 <= self.request_overhead_s <= 10.0:
+            raise ValueError(f"request_overhead_s must be between 0 and 10 s, got {self.request_overhead_s!r}")
+        if not 0 <= self.per_sequence_overhead_s <= 0.01:
+            raise ValueError(
+                f"per_sequence_overhead_s must be between 0 and 10 ms, got {self.per_sequence_overhead_s!r}"
+            )
         if not 0 <= self.allreduce_latency_s <= 0.1:
             raise ValueError(f"allreduce_latency_s must be between 0 and 0.1 s, got {self.allreduce_latency_s!r}")
+
+
+CLASS_EFFICIENCY: dict[str, Efficiency] = {
+    # chosen 2026-11-30 by bench/fit_defaults.py on the fit half of data/validation (docs/accuracy.md):
+    # the grid point with the lowest median error over TTFT, TPOT and output throughput
+    "hbm": Efficiency(
+        compute=0.7, bandwidth=0.7, per_sequence_overhead_s=200 * units.US, request_overhead_s=40 * units.MS
+    ),
+    "gddr": Efficiency(compute=0.7, bandwidth=0.9, per_sequence_overhead_s=0.0, request_overhead_s=40 * units.MS),
+}
+"""Defaults per GPU memory class; GPUs of no known class (custom ones) get Efficiency()."""
+
+
+def default_efficiency(memory_type: str) -> Efficiency:
+    """The efficiency factors a GPU of this memory class ('hbm', 'gddr') gets unless set."""
+    return CLASS_EFFICIENCY.get(memory_type, Efficiency())
 
 
 LARGE_GPU_BYTES = 70 * units.GiB
@@ -92,7 +118,8 @@ class EngineConfig:
     non_torch_bytes: float = 0.25 * units.GiB
     non_torch_bytes_tp: float = 2.1 * units.GiB
     cuda_graph_bytes: float = 0.9 * units.GiB
-    efficiency: Efficiency = field(default_factory=Efficiency)
+    efficiency: Efficiency | None = None
+    """None: the default for the GPU's memory class (default_efficiency)."""
 
     def __post_init__(self) -> None:
         if not 0.05 <= self.gpu_memory_utilization <= 1.0:

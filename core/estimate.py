@@ -3,7 +3,7 @@
 :func:`estimate` composes the formulas of :mod:`core.memory`, :mod:`core.kv` and
 :mod:`core.latency` for one workload (B identical requests of I prompt and O answer tokens):
 
-    TTFT = prefill of B prompts arriving together (the last one's first token, no queueing)
+    TTFT = request overhead + prefill of B prompts arriving together (the last one's first token)
     TPOT = one decode step of B sequences at the mean context I + O / 2
     E2E  = TTFT + (O - 1) x TPOT
     output tokens/s = B x O / E2E;  total tokens/s = B x (I + O) / E2E
@@ -123,7 +123,7 @@ def latency_and_throughput(dep: Deployment, batch, input_len, output_len) -> tup
     """Timings for B requests of I + O tokens; B, I and O may be numpy arrays (they broadcast)."""
     prefill = prefill_time(dep, batch, input_len)
     decode = decode_step_time(dep, batch, input_len + output_len / DECODE_CONTEXT_MIDPOINT)
-    ttft, tpot = prefill.seconds, decode.seconds
+    ttft, tpot = prefill.seconds + dep.efficiency.request_overhead_s, decode.seconds
     e2e = ttft + (output_len - 1) * tpot
     latency = Latency(ttft_s=ttft, tpot_s=tpot, e2e_s=e2e, prefill=prefill, decode=decode)
     throughput = Throughput(

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.deployment import Deployment
-from core.memory import kv_bytes_per_sequence, kv_bytes_per_token
+from core.memory import (
+    kv_bytes_per_sequence,
+    kv_bytes_per_token,
+    kv_bytes_per_token_per_layer,
+    vllm_blocks_per_request,
+    vllm_kv_groups,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,7 +38,7 @@ class KvCapacity:
     """KV of one max_model_len request, whole blocks, window-aware [bytes]."""
     num_blocks: int
     capacity_tokens: int
-    """num_blocks x block_size: what vLLM logs as "GPU KV cache size: N tokens"."""
+    """What vLLM logs as "GPU KV cache size: N tokens" (blocks of a group // groups x block size)."""
     max_concurrency_at_max_model_len: float
     max_concurrency_at_request_len: int
     max_concurrency_contiguous: int
@@ -49,11 +55,25 @@ def max_requests(budget_bytes, bytes_per_request):
 
 
 def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int) -> KvCapacity:
-    """Capacity of a KV budget of ``budget_bytes`` per GPU for requests of ``request_len`` tokens."""
+    """Capacity of a KV budget of ``budget_bytes`` per GPU for requests of ``request_len`` tokens.
+
+    ``capacity_tokens`` and the vLLM concurrency figure follow vLLM's block accounting, hybrid
+    models included (blocks hold one group of layers; sliding-window groups reserve the window plus
+    one batched-token chunk); ``num_blocks`` counts blocks of all layers.
+    """
     block = dep.engine.block_size
     per_token = kv_bytes_per_token(dep.model, dep.kv, dep.parallel)
     block_bytes = block * per_token
     num_blocks = max(math.floor(budget_bytes / block_bytes), 0)
+    groups, group_layers = vllm_kv_groups(dep.model, dep.parallel.pp)
+    pool = max(
+        math.floor(
+            budget_bytes / (block * group_layers * kv_bytes_per_token_per_layer(dep.model, dep.kv, dep.parallel.tp))
+        ),
+        0,
+    )
+    batched, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    reserved = vllm_blocks_per_request(dep.model, dep.parallel.pp, dep.max_model_len, block, batched)
     per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, request_len, block)
     per_max_len = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, dep.max_model_len, block)
     contiguous = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, dep.max_model_len)
@@ -62,8 +82,8 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int) -> KvCap
         bytes_per_request=per_request,
         bytes_per_max_len_request=per_max_len,
         num_blocks=num_blocks,
-        capacity_tokens=num_blocks * block,
-        max_concurrency_at_max_model_len=num_blocks * block_bytes / per_max_len,
+        capacity_tokens=pool // groups * block,
+        max_concurrency_at_max_model_len=pool / reserved,
         max_concurrency_at_request_len=int(max_requests(budget_bytes, per_request)),
         max_concurrency_contiguous=int(max_requests(budget_bytes, contiguous)),
     )

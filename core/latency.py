@@ -122,7 +122,7 @@ def comm_seconds(dep: Deployment, tokens, steps):
     latency + 2 (tp - 1) / tp x tokens x hidden x 2 B / (link bandwidth x link eff.).
     PP: per stage boundary, latency + tokens x hidden x 2 B / (link x eff.) per step.
     """
-    par, eff = dep.parallel, dep.engine.efficiency
+    par, eff = dep.parallel, dep.efficiency
     if par.num_gpus == 1:
         return np.zeros_like(np.asarray(tokens, dtype=float))
     link = dep.gpu.link_bandwidth * eff.link
@@ -146,6 +146,7 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
     tokens = sequences * np.asarray(new_tokens, dtype=float)
     # KV: read the cached context and write the new tokens, per GPU (heads split by tp)
     kv = sequences * kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
+    budget, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
     return work_time(
         dep,
         linear=linear_flops(dep.model, sequences, new_tokens),
@@ -154,14 +155,19 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
         kv_per_gpu=kv,
         tokens=tokens,
         steps=steps,
+        # each sequence is scheduled in every step that processes a chunk of it
+        sequence_steps=sequences * np.maximum(1.0, np.asarray(new_tokens, dtype=float) / budget),
     )
 
 
-def work_time(dep: Deployment, *, linear, attention, weights, kv_per_gpu, tokens, steps, comm_s=None) -> PhaseTime:
+def work_time(
+    dep: Deployment, *, linear, attention, weights, kv_per_gpu, tokens, steps, sequence_steps=0.0, comm_s=None
+) -> PhaseTime:
     """The roofline of given work on one replica: FLOPs and weight bytes of the whole replica (split
     over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps.
-    ``comm_s`` may pass :func:`comm_seconds` of the same tokens and steps when it is already known."""
-    gpu, eff, tp = dep.gpu, dep.engine.efficiency, dep.parallel.tp
+    ``sequence_steps`` counts (sequence, step) pairs for the per-sequence host overhead; ``comm_s``
+    may pass :func:`comm_seconds` of the same tokens and steps when it is already known."""
+    gpu, eff, tp = dep.gpu, dep.efficiency, dep.parallel.tp
     matmul_peak, _ = gpu.flops_for(dep.weights)
     attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
     linear = np.asarray(linear, dtype=float) / tp
@@ -171,7 +177,8 @@ def work_time(dep: Deployment, *, linear, attention, weights, kv_per_gpu, tokens
         compute_s=(linear / matmul_peak + attention / attention_peak) / eff.compute,
         memory_s=moved / (gpu.memory_bandwidth * eff.bandwidth),
         comm_s=comm_seconds(dep, tokens, steps) if comm_s is None else comm_s,
-        overhead_s=np.asarray(steps, dtype=float) * eff.step_overhead_s,
+        overhead_s=np.asarray(steps, dtype=float) * eff.step_overhead_s
+        + np.asarray(sequence_steps, dtype=float) * eff.per_sequence_overhead_s,
         flops=linear + attention,
         bytes_moved=moved,
     )

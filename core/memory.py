@@ -146,6 +146,40 @@ def kv_bytes_per_sequence(model: ModelSpec, kv: Precision, par: Parallelism, tok
     return total if total.ndim else float(total)
 
 
+def vllm_kv_groups(model: ModelSpec, pp: int) -> tuple[int, int]:
+    """(groups, layers per group) of vLLM's hybrid KV-cache manager on one GPU.
+
+    Layers of each attention type (full, sliding) are cut into equal groups whose size is the
+    fewest layers of a type, or the most when the two counts are within 1.5x of each other; a KV
+    block holds one group's layers (vllm/v1/core/kv_cache_utils.py). One type: one group of all.
+    """
+    layers = layers_per_gpu(model, pp)
+    sliding = round(model.num_sliding_layers * layers / model.num_layers)
+    counts = [c for c in (layers - sliding, sliding) if c]
+    if len(counts) == 1:
+        return 1, layers
+    low, high = min(counts), max(counts)
+    size = high if high < 1.5 * low else low
+    return sum(math.ceil(c / size) for c in counts), size
+
+
+def vllm_blocks_per_request(model: ModelSpec, pp: int, tokens: int, block_size: int, batched_tokens: int) -> int:
+    """KV blocks vLLM reserves for one request of ``tokens`` tokens in its concurrency figure.
+
+    Per group: full attention ceil(tokens / block); sliding window ceil(min(W - 1 + batched tokens,
+    tokens) / block) + 1, since a prefill chunk of up to max_num_batched_tokens attends to a window
+    behind it.
+    """
+    groups, size = vllm_kv_groups(model, pp)
+    layers = layers_per_gpu(model, pp)
+    sliding = round(model.num_sliding_layers * layers / model.num_layers)
+    full_groups = math.ceil((layers - sliding) / size) if layers - sliding else 0
+    sliding_groups = groups - full_groups
+    full = math.ceil(tokens / block_size)
+    windowed = math.ceil(min(model.sliding_window - 1 + batched_tokens, tokens) / block_size) + 1 if sliding else 0
+    return full_groups * full + sliding_groups * windowed
+
+
 def activation_peak_bytes(model: ModelSpec, max_num_batched_tokens: int, max_num_seqs: int) -> float:
     """Peak of temporary tensors in the profile run vLLM does at start-up, on one GPU [bytes].
 

@@ -100,6 +100,9 @@ class SteadyState:
     ttft_s: float
     tpot_s: float
     e2e_s: float
+    """As the user sees it: the engine's time plus the request overhead before it."""
+    engine_e2e_s: float
+    """From the engine scheduling the request to its last token: what Little's law counts in flight."""
     request_rate: float
     stable: bool
 
@@ -171,6 +174,7 @@ def steady_state(dep: Deployment, batch, prompt_len: int, answer_len: int) -> St
     ``batch`` may be a numpy array; every field is then an array of the same shape.
     """
     batch = np.asarray(batch, dtype=float)
+    overhead = dep.efficiency.request_overhead_s
     t_p = float(prefill_time(dep, 1, prompt_len).seconds)
     t_d = decode_step_time(dep, np.maximum(batch, 1.0), prompt_len + answer_len / 2).seconds
     ttft = t_p + t_d
@@ -184,9 +188,10 @@ def steady_state(dep: Deployment, batch, prompt_len: int, answer_len: int) -> St
         batch=_scalar(batch),
         prefill_s=t_p,
         decode_step_s=_scalar(t_d),
-        ttft_s=_scalar(ttft),
+        ttft_s=_scalar(ttft + overhead),
         tpot_s=_scalar(tpot),
-        e2e_s=_scalar(e2e),
+        e2e_s=_scalar(e2e + overhead),
+        engine_e2e_s=_scalar(e2e),
         request_rate=_scalar(rate),
         stable=_scalar(stable),
     )
@@ -223,12 +228,14 @@ def in_flight_requests(dep: Deployment, req: Requirement) -> float:
         if req.think_time_s == 0:
             return users
         grid = np.linspace(0.0, users, GRID_POINTS)
-        e2e = steady_state(dep, grid, req.prompt_len, req.answer_len).e2e_s
-        return min(_first_crossing(grid, users * e2e / (e2e + req.think_time_s) - grid), users)
+        state = steady_state(dep, grid, req.prompt_len, req.answer_len)
+        # a user's cycle: the overhead, the engine's time, then thinking; only the engine's part is in flight
+        busy = users * state.engine_e2e_s / (state.e2e_s + req.think_time_s)
+        return min(_first_crossing(grid, busy - grid), users)
     rate = req.rate_per_s / req.replicas
     grid = np.concatenate(([0.0], np.geomspace(1e-3, MAX_IN_FLIGHT, GRID_POINTS)))
     state = steady_state(dep, grid, req.prompt_len, req.answer_len)
-    excess = np.where(state.stable, rate * state.e2e_s - grid, np.inf)
+    excess = np.where(state.stable, rate * state.engine_e2e_s - grid, np.inf)
     return _first_crossing(grid, excess)
 
 
@@ -255,7 +262,11 @@ def check(dep: Deployment, req: Requirement) -> Plan:
         Check("kv_cache", kv_need, max(mem.kv_budget, 0.0), "bytes"),
     ]
     if req.ttft_slo_s is not None:
-        p95_ttft = float(prefill_time(dep, 1, req.p95_prompt).seconds) + state.decode_step_s
+        p95_ttft = (
+            float(prefill_time(dep, 1, req.p95_prompt).seconds)
+            + state.decode_step_s
+            + dep.efficiency.request_overhead_s
+        )
         checks.append(Check("ttft", p95_ttft if state.stable else math.inf, req.ttft_slo_s, "s"))
     if req.tpot_slo_s is not None:
         checks.append(Check("tpot", state.tpot_s, req.tpot_slo_s, "s"))

@@ -43,10 +43,10 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "max_num_seqs": e.max_num_seqs,
             "block_size": d.engine.block_size,
             "efficiency": {
-                "compute": d.engine.efficiency.compute,
-                "bandwidth": d.engine.efficiency.bandwidth,
-                "link": d.engine.efficiency.link,
-                "step_overhead_ms": _ms(d.engine.efficiency.step_overhead_s),
+                "compute": d.efficiency.compute,
+                "bandwidth": d.efficiency.bandwidth,
+                "link": d.efficiency.link,
+                "step_overhead_ms": _ms(d.efficiency.step_overhead_s),
             },
         },
         "memory_per_gpu": {

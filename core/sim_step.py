@@ -52,6 +52,7 @@ class StepModel:
         self._by_tokens: dict[float, tuple[float, float]] = {}
         # work_time is linear in each kind of work: its unit responses give the scalar path below
         unit = {
+            "sequence_steps": 0.0,
             "linear": 0.0,
             "attention": 0.0,
             "weights": 0.0,
@@ -65,6 +66,7 @@ class StepModel:
         self.s_per_weight_byte = float(work_time(dep, **{**unit, "weights": 1.0}).memory_s)
         self.s_per_kv_token = float(work_time(dep, **{**unit, "kv_per_gpu": 1.0}).memory_s) * self.kv_per_token
         self.overhead = float(work_time(dep, **unit).overhead_s)
+        self.s_per_scheduled = float(work_time(dep, **{**unit, "sequence_steps": 1.0}).overhead_s) - self.overhead
 
     def _token_terms(self, tokens: float) -> tuple[float, float]:
         """(weight bytes read, all-reduce seconds) for a step of ``tokens`` tokens."""
@@ -86,6 +88,7 @@ class StepModel:
             kv_per_gpu=np.asarray(kv_tokens, dtype=float) * self.kv_per_token,
             tokens=tokens,
             steps=1.0,
+            sequence_steps=sequences,
             comm_s=comm,
         )
         return phase.seconds
@@ -103,7 +106,7 @@ class StepModel:
         pairs = float(attended_pairs(new, cached).sum())
         compute = (self.per_token * tokens + self.per_sequence * len(new)) * self.s_per_flop + pairs * self.s_per_pair
         memory = weights * self.s_per_weight_byte + float((cached + new).sum()) * self.s_per_kv_token
-        return max(compute, memory) + comm + self.overhead
+        return max(compute, memory) + comm + self.overhead + len(new) * self.s_per_scheduled
 
 
 def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
@@ -118,6 +121,7 @@ def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
         kv_per_gpu=float(np.sum(kv)),
         tokens=tokens,
         steps=1.0,
+        sequence_steps=float(len(new)),
     )
     return float(phase.seconds)
 

@@ -122,14 +122,16 @@ def simulate(
     token_budget, max_seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
     step_model = StepModel(dep)
 
+    # arrival: when a request reaches the engine, request_overhead_s after the user sent it
+    delay = dep.efficiency.request_overhead_s
     arrival = np.full(num_requests, np.inf)
     if traffic.mode == "rate":
-        arrival[:] = arrival_times(traffic.rate_per_s, num_requests, rng, traffic.burstiness)
+        arrival[:] = arrival_times(traffic.rate_per_s, num_requests, rng, traffic.burstiness) + delay
     clients = {"rate": 0, "concurrency": traffic.concurrency, "users": traffic.users}[traffic.mode]
     think = traffic.think_time_s if traffic.mode == "users" else 0.0
     released = min(clients, num_requests) if clients else num_requests
     if clients:
-        arrival[:released] = rng.uniform(0, think, released) if think else 0.0
+        arrival[:released] = (rng.uniform(0, think, released) if think else 0.0) + delay
     pending = sorted(range(released), key=lambda i: arrival[i])  # released, not yet arrived
     next_release = released
 
@@ -267,7 +269,7 @@ def simulate(
             running = [r for r in running if r not in gone]
             for _ in range(finishing.size):  # closed loop: each client sends its next request
                 if clients and next_release < num_requests:
-                    arrival[next_release] = clock + (rng.exponential(think) if think else 0.0)
+                    arrival[next_release] = clock + (rng.exponential(think) if think else 0.0) + delay
                     _insert_sorted(pending, pending_pos, next_release, arrival)
                     next_release += 1
         series.append((clock, len(waiting), len(running), used / capacity))
@@ -275,7 +277,7 @@ def simulate(
     times = np.array(series)
     pick = np.unique(np.linspace(0, len(times) - 1, min(SERIES_POINTS, len(times))).astype(int))
     return SimResult(
-        arrival=arrival,
+        arrival=arrival - step_model.dep.efficiency.request_overhead_s,  # when the user sent it
         first_token=first,
         finish=finish,
         prompt=prompt,
@@ -287,7 +289,7 @@ def simulate(
         series_waiting=times[pick, 1],
         series_running=times[pick, 2],
         series_kv_used=times[pick, 3],
-        time_in_system=in_system,
+        time_in_system=in_system + delay * num_requests,
     )
 
 

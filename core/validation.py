@@ -13,7 +13,6 @@ default efficiencies are chosen on the fit half (:func:`fit_efficiency`) and rep
 from __future__ import annotations
 
 import csv
-import dataclasses
 import functools
 import zlib
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ VALIDATION_DIR = DATA_DIR / "validation"
 METRICS = ("weights_gib", "kv_cache_gib", "kv_tokens", "max_concurrency", "ttft_ms", "tpot_ms", "output_tokens_per_s")
 CUDA_GRAPHS_CHARGED_FROM = (0, 21)
 """vLLM charges its CUDA-graph estimate to the KV budget from 0.21 on (docs/model.md)."""
-MAX_SIMULATED = 500
+MAX_SIMULATED = 2000
 
 
 @dataclass(frozen=True)
@@ -65,6 +64,9 @@ class Comparison:
     predicted: dict[str, float]
     measured: dict[str, float]
     error: str = ""
+    """Why the row could not be predicted although it should have been (a bug to fix)."""
+    skipped: str = ""
+    """Why the row is outside what the tool predicts (stated lengths missing, engine out of scope)."""
 
     @property
     def errors(self) -> dict[str, float]:
@@ -130,11 +132,24 @@ def measured(row: Row) -> dict[str, float]:
     return values
 
 
+SERVING_ENGINES = ("vllm", "sglang", "tensorrt-llm")
+"""Continuous-batching servers the model describes; other engines' speeds are out of scope."""
+
+
+class NotPredictable(ValueError):
+    """A row the tool cannot fairly predict (lengths not stated, engine out of scope)."""
+
+
 def predict(row: Row, catalog: Catalog, efficiency=None) -> dict[str, float]:
     dep = deployment_for(row, catalog, efficiency)
     kind = row.get("kind")
-    prompt = int(row.number("input_len") or 1024)
-    answer = int(row.number("output_len") or 128)
+    if kind != "startup_log":
+        if row.get("engine") not in SERVING_ENGINES:
+            raise NotPredictable(f"engine {row.get('engine') or '?'} is not a continuous-batching server")
+        if not (row.number("input_len") and row.number("output_len")):
+            raise NotPredictable("request lengths are not stated")
+    prompt = int(row.number("input_len") or 1)
+    answer = int(row.number("output_len") or 1)
     if kind == "startup_log":
         result = estimate(dep, Workload(input_len=1, output_len=1))
         return {
@@ -173,6 +188,8 @@ def compare_all(rows=None, efficiency_by_class=None) -> list[Comparison]:
             gpu_class = catalog.gpu(row.get("gpu")).memory_type
             efficiency = (efficiency_by_class or {}).get(gpu_class)
             out.append(Comparison(row, predict(row, catalog, efficiency), measured(row)))
+        except NotPredictable as reason:
+            out.append(Comparison(row, {}, measured(row), skipped=str(reason)))
         except (KeyError, ValueError) as err:
             out.append(Comparison(row, {}, measured(row), error=str(err) or type(err).__name__))
     return out
@@ -192,24 +209,17 @@ def summary(comparisons: list[Comparison], by: str = "metric") -> dict[str, dict
     }
 
 
-def fit_efficiency(comparisons_for, grid_compute=None, grid_bandwidth=None):
-    """Per GPU class, the (compute, bandwidth) pair minimizing the median APE of TTFT and TPOT on the
-    fit half, from a grid; ``comparisons_for(efficiency_by_class)`` runs the comparison."""
-    from core.engine import Efficiency
+SPEED_METRICS = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
 
-    grid_compute = grid_compute if grid_compute is not None else np.round(np.arange(0.3, 0.81, 0.1), 2)
-    grid_bandwidth = grid_bandwidth if grid_bandwidth is not None else np.round(np.arange(0.5, 0.96, 0.05), 2)
-    best = {}
-    for gpu_class in ("hbm", "gddr"):
-        scores = []
-        for c in grid_compute:
-            for b in grid_bandwidth:
-                eff = Efficiency(compute=float(c), bandwidth=float(b))
-                results = comparisons_for({gpu_class: eff}, gpu_class)
-                errors = [abs(e) for r in results for k, e in r.errors.items() if k in ("ttft_ms", "tpot_ms")]
-                if errors:
-                    scores.append((float(np.median(errors)), float(c), float(b)))
-        if scores:
-            _, c, b = min(scores)
-            best[gpu_class] = dataclasses.replace(Efficiency(), compute=c, bandwidth=b)
+
+def fit_efficiency(rows, grid) -> tuple[object, float]:
+    """The efficiency from ``grid`` with the lowest median APE over the speed metrics of ``rows``."""
+    best = None
+    for efficiency in grid:
+        comparisons = compare_all(rows, {"hbm": efficiency, "gddr": efficiency})
+        errors = [abs(e) for c in comparisons for k, e in c.errors.items() if k in SPEED_METRICS]
+        if errors:
+            score = float(np.median(errors))
+            if best is None or score < best[1]:
+                best = (efficiency, score)
     return best

@@ -7,8 +7,10 @@ import streamlit as st
 
 from core.advice import fit_suggestions
 from core.estimate import estimate
+from core.sensitivity import sensitivity
 from core.tradeoff import tradeoff_scores
-from ui import charts, fmt
+from core.uncertainty import band
+from ui import charts, fmt, sim_charts
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
 from ui.i18n import notice_text, t
 from ui.sidebar import require_scenario
@@ -32,6 +34,25 @@ cols[2].metric("TTFT", fmt.duration(lat.ttft_s), help=t("metric.ttft_help", batc
 cols[3].metric("TPOT", fmt.duration(lat.tpot_s), help=t("metric.tpot_help"))
 cols[4].metric(t("metric.throughput"), fmt.rate(tput.output_tokens_per_s), help=t("metric.throughput_help"))
 cols[5].metric(t("metric.decode_bound"), t(f"bound.{result.bound_decode}"), help=t("metric.bound_help"))
+
+ranges = {
+    metric: band(value, metric, dep.gpu.memory_type)
+    for metric, value in (
+        ("ttft_ms", lat.ttft_s),
+        ("tpot_ms", lat.tpot_s),
+        ("output_tokens_per_s", tput.output_tokens_per_s),
+    )
+}
+if all(ranges.values()):
+    st.caption(
+        t(
+            "val.bands",
+            gpu_class=dep.gpu.memory_type.upper(),
+            ttft=f"{fmt.duration(ranges['ttft_ms'].low)} – {fmt.duration(ranges['ttft_ms'].high)}",
+            tpot=f"{fmt.duration(ranges['tpot_ms'].low)} – {fmt.duration(ranges['tpot_ms'].high)}",
+            rate=f"{fmt.rate(ranges['output_tokens_per_s'].low)} – {fmt.rate(ranges['output_tokens_per_s'].high)}",
+        )
+    )
 
 for item in result.warnings:
     st.warning(notice_text(item))
@@ -98,3 +119,18 @@ right.markdown(
     )
 )
 right.page_link("pages/learn_page.py", label=t("explorer.how_computed"), icon=":material/school:")
+
+with st.expander(t("sens.heading")):
+    labels = {
+        "tpot": "TPOT",
+        "ttft": "TTFT",
+        "throughput": t("metric.throughput"),
+        "max_concurrency": t("metric.max_concurrency"),
+    }
+    chosen = st.selectbox(t("sens.metric"), list(labels), format_func=labels.get, key="sens_metric")
+    st.plotly_chart(
+        sim_charts.sensitivity_figure(sensitivity(dep, work, chosen), labels[chosen]),
+        width="stretch",
+        key="sensitivity",
+    )
+    st.caption(t("sens.explain"))

@@ -21,6 +21,7 @@ PAGES = [
     "pages/explorer_page.py",
     "pages/plan_page.py",
     "pages/loadtest_page.py",
+    "pages/validation_page.py",
     "pages/learn_page.py",
     "pages/compare_page.py",
     "pages/catalog_page.py",
@@ -378,3 +379,29 @@ def test_load_test_closed_loop_from_the_url():
     at.switch_page("pages/loadtest_page.py").run()
     assert not at.exception
     assert at.segmented_control(key="lt_mode").value == "concurrency"
+
+
+def test_validation_page_and_calibration_from_a_startup_log(deploy):
+    from core import units
+    from core.estimate import memory_breakdown
+
+    log = (Path(__file__).resolve().parent / "data" / "vllm_startup_h100.log").read_text()
+    at = open_app(gpu="NVIDIA H100 SXM5 80GB", util="0.95", max_model_len="16384")
+    at.switch_page("pages/validation_page.py").run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 1  # the parity plot
+    at.text_area(key="val_log").input(log).run()
+    assert not at.exception
+    at.button(key="val_apply").click().run()
+    assert not at.exception
+    # the sidebar now carries the overhead correction, and the session's budget is the logged one
+    assert at.session_state["overhead_fix"] != 0
+    budget = memory_breakdown(at.session_state["scenario"].deployment).kv_budget
+    assert budget / units.GiB == pytest.approx(58.11, abs=0.01)
+
+
+def test_validation_page_rejects_junk(app):
+    app.switch_page("pages/validation_page.py").run()
+    app.text_area(key="val_bench").input("<script>alert(1)</script>").run()
+    assert not app.exception
+    assert any("found no benchmark results" in e.value for e in app.error)

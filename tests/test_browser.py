@@ -204,6 +204,7 @@ def test_shared_url_reopens_the_same_scenario(open_page):
         ("learn", {"en": "Learn: where every number comes from", "zh": "学习：每个数字从哪里来"}),
         ("plan", {"en": "Plan: can this setup serve the load?", "zh": "规划：这套配置扛得住吗？"}),
         ("load-test", {"en": "Load test: where does TTFT avalanche?", "zh": "压测：TTFT 在哪里雪崩？"}),
+        ("validation", {"en": "Validation: how close are the numbers?", "zh": "验证：数字有多准？"}),
         ("compare", {"en": "Compare scenarios", "zh": "场景对比"}),
         ("catalog", {"en": "Catalog", "zh": "目录"}),
     ],
@@ -214,7 +215,7 @@ def test_every_page_renders_in_both_languages(open_page, path, title, lang):
     page = open_page(f"{path}?lang={lang}", height=2600)  # tall: the app scrolls inside its own container
     expect(page.get_by_role("heading", name=title[lang], exact=True)).to_be_visible(timeout=30_000)
     expect(page.get_by_test_id("stSidebar").get_by_role("combobox").first).to_be_visible()
-    if path in ("", "learn", "load-test"):
+    if path in ("", "learn", "load-test", "validation"):
         expect(page.locator(".js-plotly-plot").first).to_be_visible()
     if path == "plan":
         expect(page.get_by_test_id("stCode").first).to_be_visible()

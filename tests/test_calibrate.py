@@ -9,7 +9,6 @@ import pytest
 
 from core import units
 from core.calibrate import Calibration, calibrate_memory, calibrate_speed
-from core.engine import Efficiency
 from core.estimate import memory_breakdown
 from core.log_parse import BenchmarkResult, LogError, parse_benchmark, parse_startup_log
 from core.plan import steady_state
@@ -62,9 +61,8 @@ def test_memory_calibration_reproduces_the_logged_budget(deploy):
 def test_speed_calibration_recovers_known_efficiencies(deploy):
     # synthetic measurement made with compute 0.37 and bandwidth 0.61: the fit must find them again
     dep = deploy(gpu="a100-80gb", max_model_len=4096)
-    truth = dataclasses.replace(
-        dep, engine=dataclasses.replace(dep.engine, efficiency=Efficiency(compute=0.37, bandwidth=0.61))
-    )
+    efficiency = dataclasses.replace(dep.efficiency, compute=0.37, bandwidth=0.61)  # other terms as the default
+    truth = dataclasses.replace(dep, engine=dataclasses.replace(dep.engine, efficiency=efficiency))
     state = steady_state(truth, 32.0, 1024, 128)
     bench = BenchmarkResult(
         values={

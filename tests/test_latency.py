@@ -33,11 +33,11 @@ def test_attended_pairs_by_hand():
 def test_decode_at_batch_1_is_weight_read_over_bandwidth(deploy):
     dep = deploy(model="llama-3.1-8b", gpu="h100-sxm")
     step = decode_step_time(dep, 1, 1024)
-    eff = dep.engine.efficiency
+    eff = dep.efficiency
     w = weight_bytes(dep.model, dep.weights)
     # bytes: every weight but the embedding table (16.06 GB - 1.05 GB) plus 1025 tokens of 128 KiB KV
     bytes_read = w.total - w.embedding + 1025 * 128 * units.KiB
-    expected = bytes_read / (3350 * units.GB * eff.bandwidth) + eff.step_overhead_s
+    expected = bytes_read / (3350 * units.GB * eff.bandwidth) + eff.step_overhead_s + eff.per_sequence_overhead_s
     assert step.bound == "memory"
     assert step.seconds == pytest.approx(expected)
 
@@ -64,7 +64,7 @@ def test_tensor_parallel_adds_allreduce_time_and_pcie_is_slower(deploy):
     nvlink = deploy(model="llama-3.1-70b", gpu="h100-sxm", tp=4)
     pcie = deploy(model="llama-3.1-70b", gpu="h100-pcie", tp=4)
     assert comm_seconds(deploy(), 4096, 1) == 0
-    eff = nvlink.engine.efficiency
+    eff = nvlink.efficiency
     # 2 x 80 layers + 1 all-reduces of 4096 x 8192 x 2 B, ring factor 2 x 3 / 4, over 450 GB/s x link eff
     message = 4096 * 8192 * 2
     expected = 161 * (eff.allreduce_latency_s + 1.5 * message / (450 * units.GB * eff.link))

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core import units
+from core.calibrate import Calibration
 from core.catalog import Catalog
 from core.deployment import Deployment, Workload
-from core.engine import Efficiency, EngineConfig, Parallelism
+from core.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
 from core.gpu import GpuSpec
 from core.model import ModelSpec
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
+from ui import url_inputs
 from ui.custom import custom_gpu_form, import_model_form
 from ui.i18n import LANGUAGE_NAMES, t
 
@@ -97,6 +99,7 @@ def render_sidebar(catalog: Catalog) -> None:
             key="gpu",
             format_func=lambda i: gpus[i].name,
             bind="query-params",
+            on_change=_reset_efficiency,
         )
         with st.expander(t("custom.gpu_title")):
             custom_gpu_form("sidebar")
@@ -134,11 +137,26 @@ def render_sidebar(catalog: Catalog) -> None:
             help=t("sidebar.batch_help"),
         )
         with st.expander(t("sidebar.engine")):
-            engine = _engine_inputs(model)
+            engine = _engine_inputs(model, gpus[gpu_id])
     _store_scenario(model, gpus[gpu_id], tp, weight_name, kv_name, input_len, output_len, batch, engine)
 
 
-def _engine_inputs(model: ModelSpec) -> EngineConfig | str:
+EFFICIENCY_KEYS = ("eff_compute", "eff_bw", "eff_overhead", "eff_seq", "eff_request")
+
+
+def _slider(label: str, key: str, low: float, high: float, default: float, step: float, help: str) -> float:
+    """A URL-bound slider whose default is passed only while the session has no value."""
+    initial = {} if key in st.session_state else {"value": float(default)}
+    return st.slider(label, low, high, step=step, key=key, bind="query-params", help=help, **initial)
+
+
+def _reset_efficiency() -> None:
+    """On a GPU change: its memory class's default efficiencies replace the previous GPU's."""
+    for key in EFFICIENCY_KEYS:
+        st.session_state.pop(key, None)
+
+
+def _engine_inputs(model: ModelSpec, gpu: GpuSpec) -> EngineConfig | str:
     choices = sorted({n for n in LENGTHS if n < model.max_context} | {model.max_context})
     default_len = min(DEFAULT_MAX_MODEL_LEN, model.max_context)
     utilization = st.slider(
@@ -159,36 +177,41 @@ def _engine_inputs(model: ModelSpec) -> EngineConfig | str:
         "max_num_seqs", [AUTO, *MAX_SEQS], key="max_seqs", bind="query-params", help=t("engine.max_seqs_help")
     )
     block = st.selectbox("block_size", BLOCK_SIZES, index=BLOCK_SIZES.index(16), key="block", bind="query-params")
-    compute = st.slider(
-        t("engine.compute_eff"),
-        0.10,
-        1.00,
-        0.50,
-        0.05,
-        key="eff_compute",
-        bind="query-params",
-        help=t("engine.compute_eff_help"),
+    defaults = default_efficiency(gpu.memory_type)
+    compute = _slider(
+        t("engine.compute_eff"), "eff_compute", 0.05, 1.0, defaults.compute, 0.01, t("engine.compute_eff_help")
     )
-    bandwidth = st.slider(
-        t("engine.bandwidth_eff"),
-        0.10,
-        1.00,
-        0.75,
-        0.05,
-        key="eff_bw",
-        bind="query-params",
-        help=t("engine.bandwidth_eff_help"),
+    bandwidth = _slider(
+        t("engine.bandwidth_eff"), "eff_bw", 0.05, 1.0, defaults.bandwidth, 0.01, t("engine.bandwidth_eff_help")
     )
-    overhead_ms = st.slider(
+    overhead_ms = _slider(
         t("engine.step_overhead"),
+        "eff_overhead",
         0.0,
         10.0,
-        1.0,
+        defaults.step_overhead_s / units.MS,
         0.1,
-        key="eff_overhead",
-        bind="query-params",
-        help=t("engine.step_overhead_help"),
+        t("engine.step_overhead_help"),
     )
+    request_ms = _slider(
+        t("engine.request_overhead"),
+        "eff_request",
+        0.0,
+        500.0,
+        defaults.request_overhead_s / units.MS,
+        1.0,
+        t("engine.request_overhead_help"),
+    )
+    per_sequence_us = _slider(
+        t("engine.per_sequence"),
+        "eff_seq",
+        0.0,
+        500.0,
+        defaults.per_sequence_overhead_s / units.US,
+        5.0,
+        t("engine.per_sequence_help"),
+    )
+    url_inputs.number("overhead_fix", t("engine.overhead_fix"), 0.0, -64.0, 64.0, help=t("engine.overhead_fix_help"))
     try:
         return EngineConfig(
             gpu_memory_utilization=utilization,
@@ -196,7 +219,13 @@ def _engine_inputs(model: ModelSpec) -> EngineConfig | str:
             max_num_batched_tokens=None if batched == AUTO else batched,
             max_num_seqs=None if seqs == AUTO else seqs,
             block_size=block,
-            efficiency=Efficiency(compute=compute, bandwidth=bandwidth, step_overhead_s=overhead_ms * units.MS),
+            efficiency=Efficiency(
+                compute=compute,
+                bandwidth=bandwidth,
+                step_overhead_s=overhead_ms * units.MS,
+                per_sequence_overhead_s=per_sequence_us * units.US,
+                request_overhead_s=request_ms * units.MS,
+            ),
         )
     except ValueError as err:
         return str(err)
@@ -217,6 +246,8 @@ def _store_scenario(model, gpu, tp, weight_name, kv_name, input_len, output_len,
             parallel=Parallelism(tp=tp),
             engine=engine,
         )
+        if fix := st.session_state.get("overhead_fix", 0.0):  # a calibration from the Validation page
+            deployment = Calibration(overhead_correction_bytes=fix * units.GiB).apply(deployment)
         workload = Workload(input_len=input_len, output_len=output_len, batch=batch)
         if workload.request_len > deployment.max_model_len:
             raise ValueError(

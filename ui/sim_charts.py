@@ -115,3 +115,61 @@ def sweep_throughput_figure(sweep: LoadSweep) -> go.Figure:
         **LAYOUT,
     )
     return figure
+
+
+def parity_figure(frame) -> go.Figure:
+    """Predicted against measured, one colour per metric, on log axes with the diagonal."""
+    figure = go.Figure()
+    if len(frame):
+        for metric, group in frame.groupby("metric"):
+            figure.add_scatter(
+                x=group["measured"],
+                y=group["predicted"],
+                mode="markers",
+                name=metric,
+                text=group["id"],
+                hovertemplate="%{text}<br>measured %{x:,.3g}<br>predicted %{y:,.3g}<extra></extra>",
+            )
+        low = float(min(frame["measured"].min(), frame["predicted"].min()))
+        high = float(max(frame["measured"].max(), frame["predicted"].max()))
+        figure.add_scatter(
+            x=[low, high], y=[low, high], mode="lines", name=t("val.diagonal"), line={"dash": "dot", "color": "#64748b"}
+        )
+    figure.update_layout(
+        height=460,
+        xaxis={"type": "log", "title": t("val.measured")},
+        yaxis={"type": "log", "title": t("val.predicted")},
+        title=t("val.parity_title"),
+        **LAYOUT,
+    )
+    return figure
+
+
+def sensitivity_figure(swings, metric_label: str) -> go.Figure:
+    """A tornado: the relative change of the metric when each factor goes down or up."""
+    names = [t(f"sens.{s.factor}") for s in swings][::-1]
+    figure = go.Figure()
+    figure.add_bar(
+        y=names,
+        x=[s.low * 100 for s in swings][::-1],
+        orientation="h",
+        name=t("sens.down"),
+        marker_color="#2563eb",
+        hovertemplate="%{y}: %{x:+.1f} %<extra></extra>",
+    )
+    figure.add_bar(
+        y=names,
+        x=[s.high * 100 for s in swings][::-1],
+        orientation="h",
+        name=t("sens.up"),
+        marker_color="#d97706",
+        hovertemplate="%{y}: %{x:+.1f} %<extra></extra>",
+    )
+    figure.update_layout(
+        barmode="overlay",
+        height=360,
+        xaxis_title=t("sens.axis", metric=metric_label),
+        title=t("sens.title", metric=metric_label),
+        **LAYOUT,
+    )
+    return figure

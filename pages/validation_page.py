@@ -1,0 +1,104 @@
+"""Validation: predicted against published measurements, and calibration from your own."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.calibrate import Calibration, calibrate_memory, calibrate_speed
+from core.log_parse import LogError, parse_benchmark, parse_startup_log
+from ui import sim_charts
+from ui.calibration import apply_calibration
+from ui.i18n import t
+from ui.sidebar import require_scenario
+from ui.validation_cache import validation_frame, validation_summary
+
+st.title(t("val.title"))
+st.caption(t("val.subtitle"))
+
+with st.spinner(t("val.computing")):
+    frame = validation_frame()
+    summary = validation_summary()
+st.subheader(t("val.summary"))
+st.dataframe(
+    pd.DataFrame(summary),
+    hide_index=True,
+    width="stretch",
+    key="val_summary",
+    column_config={k: st.column_config.NumberColumn(format="percent") for k in ("median_ape", "p90_ape")},
+)
+st.caption(t("val.summary_caption"))
+st.plotly_chart(sim_charts.parity_figure(frame), width="stretch", key="val_parity")
+with st.expander(t("val.rows", count=len(frame))):
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        key="val_rows",
+        column_config={
+            "source_url": st.column_config.LinkColumn(t("catalog.source")),
+            "error": st.column_config.NumberColumn(format="percent"),
+        },
+    )
+
+st.subheader(t("val.calibrate"))
+st.caption(t("val.calibrate_caption"))
+dep = require_scenario().deployment
+left, right = st.columns(2)
+log_text = left.text_area(t("val.paste_log"), key="val_log", height=180, max_chars=2_000_000)
+bench_text = right.text_area(t("val.paste_bench"), key="val_bench", height=180, max_chars=2_000_000)
+fits = []
+try:
+    if log_text.strip():
+        fits.append(calibrate_memory(dep, parse_startup_log(log_text)))
+    if bench_text.strip():
+        fits.append(calibrate_speed(dep, parse_benchmark(bench_text)))
+except (LogError, ValueError) as err:
+    st.error(t("val.cannot", error=str(err)))
+if fits:
+    merged = Calibration(
+        compute=next((f.calibration.compute for f in fits if f.calibration.compute), None),
+        bandwidth=next((f.calibration.bandwidth for f in fits if f.calibration.bandwidth), None),
+        overhead_correction_bytes=sum(f.calibration.overhead_correction_bytes for f in fits),
+        source=" + ".join(f.calibration.source for f in fits),
+    )
+    rows = [
+        {t("val.metric"): metric, t("val.before"): before, t("val.after"): fit.after[metric]}
+        for fit in fits
+        for metric, before in fit.before.items()
+    ]
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        key="val_fit",
+        column_config={
+            t("val.before"): st.column_config.NumberColumn(format="percent"),
+            t("val.after"): st.column_config.NumberColumn(format="percent"),
+        },
+    )
+    st.markdown(
+        t(
+            "val.fitted",
+            compute=f"{merged.compute:.2f}" if merged.compute else "-",
+            bandwidth=f"{merged.bandwidth:.2f}" if merged.bandwidth else "-",
+            overhead=f"{merged.overhead_correction_bytes / 2**30:+.2f}",
+        )
+    )
+    left, right = st.columns(2)
+    left.button(t("val.apply"), key="val_apply", type="primary", on_click=apply_calibration, args=(merged,))
+    right.download_button(
+        t("val.export"), merged.to_json(), file_name="calibration.json", mime="application/json", key="val_export"
+    )
+upload = st.file_uploader(t("val.import"), type=["json"], key="val_import")
+if upload is not None:
+    try:
+        loaded = Calibration.from_json(upload.getvalue())
+    except ValueError as err:
+        st.error(t("val.cannot", error=str(err)))
+    else:
+        st.button(
+            t("val.apply_loaded", source=loaded.source or "file"),
+            key="val_apply_loaded",
+            on_click=apply_calibration,
+            args=(loaded,),
+        )

@@ -1,0 +1,18 @@
+"""Apply a calibration to the session: it becomes the sidebar's efficiency and overhead settings,
+which live in the URL, so a calibrated view can be shared like any other."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import units
+from core.calibrate import Calibration
+
+
+def apply_calibration(calibration: Calibration) -> None:
+    """A button callback: runs before the sidebar's widgets, so it may set their values."""
+    if calibration.compute:
+        st.session_state["eff_compute"] = round(calibration.compute, 2)
+    if calibration.bandwidth:
+        st.session_state["eff_bw"] = round(calibration.bandwidth, 2)
+    st.session_state["overhead_fix"] = round(calibration.overhead_correction_bytes / units.GiB, 2)
