@@ -25,7 +25,13 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     key="val_summary",
-    column_config={k: st.column_config.NumberColumn(format="percent") for k in ("median_ape", "p90_ape")},
+    column_config={
+        "scope": t("val.scope"),
+        "metric": t("val.metric"),
+        "rows": t("val.count"),
+        "median_ape": st.column_config.NumberColumn(t("val.median"), format="percent"),
+        "p90_ape": st.column_config.NumberColumn(t("val.p90"), format="percent"),
+    },
 )
 st.caption(t("val.summary_caption"))
 st.plotly_chart(sim_charts.parity_figure(frame), width="stretch", key="val_parity")
