@@ -30,7 +30,6 @@ from core.simulate import simulate
 from core.traffic import Lengths, Traffic
 
 VALIDATION_DIR = DATA_DIR / "validation"
-METRICS = ("weights_gib", "kv_cache_gib", "kv_tokens", "max_concurrency", "ttft_ms", "tpot_ms", "output_tokens_per_s")
 CUDA_GRAPHS_CHARGED_FROM = (0, 21)
 """vLLM charges its CUDA-graph estimate to the KV budget from 0.21 on (docs/model.md)."""
 MAX_SIMULATED = 2000

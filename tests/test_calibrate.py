@@ -38,8 +38,9 @@ def test_parses_v0_lines():
 
 def test_parses_a_benchmark_result():
     result = parse_benchmark((DATA / "vllm_bench_serve.txt").read_text())
-    assert result.values["concurrency"] == 32 and result.values["tpot_ms_median"] == 45.12
-    assert result.input_len == 1024 and result.output_len == 128
+    assert result.values["concurrency"] == 1 and result.values["tpot_ms_median"] == 15.15
+    assert result.values["ttft_ms_median"] == 433.09 and result.values["output_tokens_per_s"] == 53.86
+    assert result.input_len == 540.5 and result.output_len == 150
 
 
 @pytest.mark.parametrize("text", ["", "hello world", "<script>alert(1)</script>", "Mean TTFT (ms):"])
