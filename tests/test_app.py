@@ -17,6 +17,7 @@ from core.sweep import sweep
 from ui import fmt
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
+DATA = Path(__file__).resolve().parent / "data"
 PAGES = [
     "pages/explorer_page.py",
     "pages/plan_page.py",
@@ -192,17 +193,7 @@ def test_catalog_lists_everything_and_imports_a_config(app, catalog):
     app.switch_page("pages/catalog_page.py").run()
     assert len(app.dataframe[0].value) == len(catalog.models)
     assert len(app.dataframe[1].value) == len(catalog.gpus)
-    config = {
-        "model_type": "llama",
-        "hidden_size": 2048,
-        "intermediate_size": 8192,
-        "num_hidden_layers": 16,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 8,
-        "vocab_size": 128256,
-        "max_position_embeddings": 8192,
-    }
-    app.text_area(key="catalog_paste").input(json.dumps(config))
+    app.text_area(key="catalog_paste").input((DATA / "tiny_llama_config.json").read_text())
     app.text_input(key="catalog_model_name").input("tiny llama")
     app.button(key="catalog_add_model").click().run()
     assert not app.exception
@@ -385,7 +376,7 @@ def test_validation_page_and_calibration_from_a_startup_log(deploy):
     from core import units
     from core.estimate import memory_breakdown
 
-    log = (Path(__file__).resolve().parent / "data" / "vllm_startup_h100.log").read_text()
+    log = (DATA / "vllm_startup_h100.log").read_text()
     at = open_app(gpu="NVIDIA H100 SXM5 80GB", util="0.95", max_model_len="16384")
     at.switch_page("pages/validation_page.py").run()
     assert not at.exception

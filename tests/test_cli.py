@@ -57,20 +57,7 @@ def test_hf_id_is_case_insensitive_and_config_path_works(cli, tmp_path):
     assert code == 0 and json.loads(out)["model"] == "qwen3-8b"
     config = tmp_path / "my-model" / "config.json"
     config.parent.mkdir()
-    config.write_text(
-        json.dumps(
-            {
-                "model_type": "llama",
-                "hidden_size": 2048,
-                "intermediate_size": 8192,
-                "num_hidden_layers": 16,
-                "num_attention_heads": 32,
-                "num_key_value_heads": 8,
-                "vocab_size": 128256,
-                "max_position_embeddings": 8192,
-            }
-        )
-    )
+    config.write_text((ROOT / "tests" / "data" / "tiny_llama_config.json").read_text())
     code, out, _ = cli("estimate", "--model", str(config), "--gpu", "t4", "--json")
     assert code == 0 and json.loads(out)["model"] == "my-model"
 
