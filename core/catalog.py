@@ -102,6 +102,7 @@ def load_gpu_file(path: Path) -> GpuSpec:
     if gpu_id != path.stem:
         raise CatalogError(f"{path.name}: id {gpu_id!r} does not match the file name")
     link = entry.get("interconnect", {})
+    host = _get(entry, "host_link", path)
     price = entry.get("price", {})
     tflops = _get(entry, "tensor_tflops_dense", path)
     basis = entry.get("memory_mib_reported_basis", "driver")
@@ -122,6 +123,9 @@ def load_gpu_file(path: Path) -> GpuSpec:
             interconnect=link.get("kind", "none"),
             interconnect_generation=link.get("generation", ""),
             link_bandwidth_bidirectional=float(link.get("bandwidth_gb_s_bidirectional", 0)) * units.GB,
+            host_link_generation=_get(host, "generation", path),
+            host_link_bandwidth_bidirectional=float(_get(host, "bandwidth_gb_s_bidirectional", path)) * units.GB,
+            host_link_source_url=_get(host, "source_url", path),
             price_per_hour=price.get("usd_per_gpu_hour"),
             price_provider=price.get("provider", ""),
             price_source_url=price.get("source_url", ""),

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core import units
 from core.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
 from core.gpu import GpuSpec
+from core.levers import Levers
+from core.lora import lora_module_shapes
+from core.memory import weight_bytes_per_gpu
 from core.model import ModelSpec
 from core.precision import Precision
+from core.speculative import check_draft
 
 MAX_TOKENS = 100_000_000
 MAX_BATCH = 10_000_000
@@ -27,6 +32,8 @@ class Deployment:
     kv: Precision
     parallel: Parallelism = field(default_factory=Parallelism)
     engine: EngineConfig = field(default_factory=EngineConfig)
+    levers: Levers = field(default_factory=Levers)
+    """What-if levers (speculative decoding, prefix caching, offloading, LoRA, attention kernel)."""
 
     def __post_init__(self) -> None:
         tp, pp = self.parallel.tp, self.parallel.pp
@@ -49,6 +56,28 @@ class Deployment:
                 f"max_model_len ({self.engine.max_model_len}) exceeds the model's maximum context "
                 f"({self.model.max_context})"
             )
+
+        self._check_levers()
+
+    def _check_levers(self) -> None:
+        levers, tp = self.levers, self.parallel.tp
+        if (spec := levers.speculative) is not None and spec.draft is not None:
+            check_draft(self.model, spec)
+            draft = spec.draft
+            if draft.num_heads % tp or (draft.mla is None and draft.num_kv_heads % tp and tp % draft.num_kv_heads):
+                raise ValueError(f"tp ({tp}) must divide the attention heads of the draft {draft.name}")
+        if levers.lora is not None:
+            lora_module_shapes(self.model, levers.lora.targets)  # raises for what is not modelled
+        offload = levers.offload
+        if offload.weights_bytes or offload.kv_bytes:
+            if self.gpu.host_link_bandwidth <= 0:
+                raise ValueError(f"{self.gpu.name} has no host link bandwidth; offloading cannot be estimated")
+            held = weight_bytes_per_gpu(self.model, self.weights, self.parallel)
+            if offload.weights_bytes >= held:
+                raise ValueError(
+                    f"offloaded weights ({offload.weights_bytes / units.GiB:.1f} GiB) must be less than the "
+                    f"{held / units.GiB:.1f} GiB of weights each GPU holds"
+                )
 
     @property
     def efficiency(self) -> Efficiency:

@@ -14,17 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import units
+from core.budget import batch_kv_bytes, gpu_memory
 from core.deployment import Deployment, Workload, check_fits_context
 from core.kv import KvCapacity, kv_capacity
 from core.latency import PhaseTime, decode_step_time, prefill_time
-from core.memory import (
-    activation_peak_bytes,
-    kv_budget_bytes,
-    kv_bytes_per_sequence,
-    overhead_bytes,
-    usable_capacity_bytes,
-    weight_bytes_per_gpu,
-)
 from core.messages import Notice, notice
 
 DECODE_CONTEXT_MIDPOINT = 2  # decode runs from context I to I + O; its mean is I + O / 2
@@ -40,20 +33,36 @@ class MemoryBreakdown:
     held_back: float
     """usable x (1 - gpu_memory_utilization): CUDA context and anything outside the engine."""
     weights: float
+    """Weights resident on the GPU (offloaded ones excluded)."""
     activations: float
     overhead: float
     kv_budget: float
     """What remains for KV cache; negative when the rest does not fit."""
     kv_in_use: float
-    """KV cache the workload's batch needs."""
+    """KV cache the workload's batch needs (GPU and host together)."""
+    proposer: float = 0.0
+    """Speculative proposer's weights (draft model or MTP head)."""
+    lora: float = 0.0
+    """Resident LoRA adapter slots."""
+    attention_scores: float = 0.0
+    """Eager attention's score matrix of the largest step (0 with FlashAttention)."""
+    offloaded_weights: float = 0.0
+    """Weights kept in host memory (not part of ``capacity``)."""
+    host_kv: float = 0.0
+    """Host memory set aside for KV cache beyond the GPU budget (not part of ``capacity``)."""
 
     @property
     def kv_free(self) -> float:
-        return self.kv_budget - self.kv_in_use
+        return self.kv_budget + self.host_kv - self.kv_in_use
 
     @property
     def non_kv(self) -> float:
-        return self.weights + self.activations + self.overhead
+        return self.weights + self.proposer + self.lora + self.activations + self.attention_scores + self.overhead
+
+    @property
+    def kv_space(self) -> float:
+        """KV the replica can hold per GPU: the GPU budget plus host KV space (none when it does not fit)."""
+        return self.kv_budget + self.host_kv if self.kv_budget > 0 else self.kv_budget
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,21 +110,23 @@ class Estimate:
 
 
 def memory_breakdown(dep: Deployment, kv_in_use: float = 0.0) -> MemoryBreakdown:
-    """Per-GPU memory of ``dep`` with ``kv_in_use`` bytes of KV cache taken (see core.memory)."""
-    tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
-    usable = usable_capacity_bytes(dep.gpu.memory_bytes, dep.engine)
-    weights = weight_bytes_per_gpu(dep.model, dep.weights, dep.parallel)
-    activations = activation_peak_bytes(dep.model, tokens, seqs)
-    overhead = overhead_bytes(dep.engine, dep.parallel)
+    """Per-GPU memory of ``dep`` with ``kv_in_use`` bytes of KV cache taken (see core.memory and,
+    for the levers' parts, core.budget)."""
+    parts = gpu_memory(dep)
     return MemoryBreakdown(
         capacity=dep.gpu.memory_bytes,
         driver_reserved=dep.engine.driver_reserved_bytes,
-        held_back=usable * (1 - dep.engine.gpu_memory_utilization),
-        weights=weights,
-        activations=activations,
-        overhead=overhead,
-        kv_budget=kv_budget_bytes(usable, dep.engine, weights, activations, overhead),
+        held_back=parts.usable * (1 - dep.engine.gpu_memory_utilization),
+        weights=parts.weights,
+        activations=parts.activations,
+        overhead=parts.overhead,
+        kv_budget=parts.kv_budget,
         kv_in_use=kv_in_use,
+        proposer=parts.proposer,
+        lora=parts.lora,
+        attention_scores=parts.attention_scores,
+        offloaded_weights=parts.offloaded_weights,
+        host_kv=parts.host_kv,
     )
 
 
@@ -138,9 +149,9 @@ def estimate(dep: Deployment, workload: Workload) -> Estimate:
     """Answer the whole question for one deployment and workload (see module docstring)."""
     check_fits_context(dep, workload)
     tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
-    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, workload.request_len, dep.engine.block_size)
-    memory = memory_breakdown(dep, kv_in_use=workload.batch * per_request)
-    kv = kv_capacity(dep, memory.kv_budget, workload.request_len)
+    in_use = batch_kv_bytes(dep, workload.batch, workload.request_len, workload.input_len)
+    memory = memory_breakdown(dep, kv_in_use=in_use)
+    kv = kv_capacity(dep, memory.kv_space, workload.request_len, workload.input_len)
     latency, throughput = latency_and_throughput(dep, workload.batch, workload.input_len, workload.output_len)
     latency = Latency(
         ttft_s=float(latency.ttft_s),
@@ -154,7 +165,7 @@ def estimate(dep: Deployment, workload: Workload) -> Estimate:
         total_tokens_per_s=float(throughput.total_tokens_per_s),
         decode_tokens_per_s=float(throughput.decode_tokens_per_s),
     )
-    fits = memory.kv_budget > 0 and memory.kv_in_use <= memory.kv_budget
+    fits = memory.kv_budget > 0 and memory.kv_in_use <= memory.kv_space
     return Estimate(
         deployment=dep,
         workload=workload,
@@ -182,12 +193,12 @@ def _warnings(dep: Deployment, workload: Workload, memory: MemoryBreakdown, kv: 
             usable=_gib(memory.capacity - memory.driver_reserved - memory.held_back),
             short=_gib(-memory.kv_budget),
         )
-    elif memory.kv_in_use > memory.kv_budget:
+    elif memory.kv_in_use > memory.kv_space:
         yield notice(
             "batch_exceeds_kv",
             batch=workload.batch,
             needed=_gib(memory.kv_in_use),
-            budget=_gib(memory.kv_budget),
+            budget=_gib(memory.kv_space),
             fit=kv.max_concurrency_at_request_len,
             tokens=workload.request_len,
         )

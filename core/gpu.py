@@ -41,6 +41,10 @@ class GpuSpec:
     memory_type: str = ""
     """'hbm' or 'gddr': the GPU class whose validation errors set the uncertainty ranges."""
     interconnect_generation: str = ""
+    host_link_bandwidth_bidirectional: float = 0.0
+    """GPU-to-host (PCIe) bandwidth, both directions summed as datasheets state it [bytes/s]; 0 unknown."""
+    host_link_generation: str = ""
+    host_link_source_url: str = ""
     price_per_hour: float | None = None
     price_provider: str = ""
     price_source_url: str = ""
@@ -64,6 +68,10 @@ class GpuSpec:
             raise ValueError("tensor_flops must include fp16 or bf16")
         if self.link_bandwidth_bidirectional < 0:
             raise ValueError(f"link_bandwidth_bidirectional must be >= 0, got {self.link_bandwidth_bidirectional}")
+        if self.host_link_bandwidth_bidirectional < 0:
+            raise ValueError(
+                f"host_link_bandwidth_bidirectional must be >= 0, got {self.host_link_bandwidth_bidirectional}"
+            )
         if self.price_per_hour is not None and not self.price_per_hour > 0:
             raise ValueError(f"price_per_hour must be > 0, got {self.price_per_hour}")
 
@@ -71,6 +79,11 @@ class GpuSpec:
     def link_bandwidth(self) -> float:
         """One-direction GPU-to-GPU bandwidth, what a ring all-reduce step moves [bytes/s]."""
         return self.link_bandwidth_bidirectional / LINK_DIRECTIONS
+
+    @property
+    def host_link_bandwidth(self) -> float:
+        """One-direction host-to-GPU bandwidth, what reading offloaded data moves [bytes/s]."""
+        return self.host_link_bandwidth_bidirectional / LINK_DIRECTIONS
 
     def flops_for(self, precision: Precision) -> tuple[float, str]:
         """Dense peak [FLOP/s] for matmuls in ``precision`` and the compute type actually used.

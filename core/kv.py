@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.budget import kv_bytes_per_token_all, sequence_kv_bytes, shared_kv_bytes
 from core.deployment import Deployment
 from core.memory import (
-    kv_bytes_per_sequence,
     kv_bytes_per_token,
     kv_bytes_per_token_per_layer,
     vllm_blocks_per_request,
@@ -42,6 +42,8 @@ class KvCapacity:
     max_concurrency_at_max_model_len: float
     max_concurrency_at_request_len: int
     max_concurrency_contiguous: int
+    shared_prefix_bytes: float = 0.0
+    """KV of the shared prompt prefix, held once for all requests (prefix caching) [bytes]."""
 
 
 def textbook_max_concurrency(free_bytes, kv_bytes_per_request):
@@ -54,29 +56,29 @@ def max_requests(budget_bytes, bytes_per_request):
     return np.maximum(np.floor(np.asarray(budget_bytes, dtype=float) / bytes_per_request), 0)
 
 
-def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int) -> KvCapacity:
+def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int, input_len: int | None = None) -> KvCapacity:
     """Capacity of a KV budget of ``budget_bytes`` per GPU for requests of ``request_len`` tokens.
 
     ``capacity_tokens`` and the vLLM concurrency figure follow vLLM's block accounting, hybrid
     models included (blocks hold one group of layers; sliding-window groups reserve the window plus
-    one batched-token chunk); ``num_blocks`` counts blocks of all layers.
+    one batched-token chunk); ``num_blocks`` counts blocks of all layers. A speculative proposer's
+    KV shares the pool (every token holds both). With prefix caching the shared prefix of prompts
+    of ``input_len`` tokens is held once: (budget - KV(prefix)) / (KV(request) - KV(prefix)).
     """
     block = dep.engine.block_size
-    per_token = kv_bytes_per_token(dep.model, dep.kv, dep.parallel)
+    per_token = kv_bytes_per_token_all(dep)
+    scale = per_token / kv_bytes_per_token(dep.model, dep.kv, dep.parallel)  # proposer's share of each block
     block_bytes = block * per_token
     num_blocks = max(math.floor(budget_bytes / block_bytes), 0)
     groups, group_layers = vllm_kv_groups(dep.model, dep.parallel.pp)
-    pool = max(
-        math.floor(
-            budget_bytes / (block * group_layers * kv_bytes_per_token_per_layer(dep.model, dep.kv, dep.parallel.tp))
-        ),
-        0,
-    )
+    layer_block = block * group_layers * kv_bytes_per_token_per_layer(dep.model, dep.kv, dep.parallel.tp) * scale
+    pool = max(math.floor(budget_bytes / layer_block), 0)
     batched, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
     reserved = vllm_blocks_per_request(dep.model, dep.parallel.pp, dep.max_model_len, block, batched)
-    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, request_len, block)
-    per_max_len = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, dep.max_model_len, block)
-    contiguous = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, dep.max_model_len)
+    per_request = sequence_kv_bytes(dep, request_len)
+    per_max_len = sequence_kv_bytes(dep, dep.max_model_len)
+    contiguous = sequence_kv_bytes(dep, dep.max_model_len, block_size=1)
+    shared = shared_kv_bytes(dep, request_len if input_len is None else input_len)
     return KvCapacity(
         bytes_per_token=per_token,
         bytes_per_request=per_request,
@@ -84,6 +86,7 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int) -> KvCap
         num_blocks=num_blocks,
         capacity_tokens=pool // groups * block,
         max_concurrency_at_max_model_len=pool / reserved,
-        max_concurrency_at_request_len=int(max_requests(budget_bytes, per_request)),
+        max_concurrency_at_request_len=int(max_requests(budget_bytes - shared, per_request - shared)),
         max_concurrency_contiguous=int(max_requests(budget_bytes, contiguous)),
+        shared_prefix_bytes=shared,
     )

@@ -7,6 +7,12 @@ step is (B, 1, context, 1). Every function accepts numpy arrays and broadcasts t
 
     time = max(FLOPs / (peak x compute eff.), bytes / (bandwidth x bandwidth eff.))
            + all-reduce time + steps x fixed step overhead
+           + host reads of offloaded weights and spilled KV + the speculative proposer's passes
+
+Levers (:mod:`core.levers`) enter here once, so every view that times work sees them: prefix
+caching shortens the prefill to the uncached tokens, speculative decoding turns a decode step into
+k proposer passes plus one verification of k + 1 tokens per E emitted tokens, offloading adds host
+reads to every step, LoRA adds adapter FLOPs and reads.
 
 Work is per GPU: tensor parallel divides FLOPs and weight bytes by tp (KV bytes per GPU follow
 the head split); pipeline stages run one after another for a token, so PP does not shorten a
@@ -15,16 +21,23 @@ step and adds a point-to-point send per stage boundary.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
+from core.budget import gpu_memory, sequence_kv_bytes
 from core.deployment import Deployment
 from core.engine import Parallelism
+from core.levers import Levers
+from core.lora import lora_bytes_read, lora_flops
 from core.memory import kv_bytes_per_sequence, weight_bytes
 from core.model import ModelSpec
+from core.offload import host_read_seconds, spilled_kv_bytes
 from core.params import parameter_counts
 from core.precision import ACTIVATION_PRECISION
+from core.prefix import cached_prompt_tokens
+from core.speculative import expected_tokens_per_step, proposer_model
 
 FLOPS_PER_MAC = 2  # a multiply-add is 2 FLOPs
 ALLREDUCES_PER_LAYER = 2  # Megatron TP: after attention's output projection and after the MLP
@@ -43,10 +56,18 @@ class PhaseTime:
     """FLOPs one GPU executes in the phase [FLOP]."""
     bytes_moved: object
     """Bytes one GPU reads or writes from memory in the phase [bytes]."""
+    host_s: object = 0.0
+    """Reading offloaded weights and spilled KV over the host link [s]."""
+    proposer_s: object = 0.0
+    """The speculative proposer's passes (draft model or MTP head) [s]."""
 
     @property
     def seconds(self):
-        return np.maximum(self.compute_s, self.memory_s) + self.comm_s + self.overhead_s
+        return np.maximum(self.compute_s, self.memory_s) + self.comm_s + self.overhead_s + self.host_s + self.proposer_s
+
+    def per(self, count) -> PhaseTime:
+        """Every part divided by ``count`` (e.g. per emitted token of a speculative step)."""
+        return PhaseTime(**{f.name: np.asarray(getattr(self, f.name)) / count for f in dataclasses.fields(self)})
 
     @property
     def bound(self):
@@ -147,6 +168,10 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
     # KV: read the cached context and write the new tokens, per GPU (heads split by tp)
     kv = sequences * kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
     budget, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    spilled = 0.0
+    if dep.levers.offload.kv_bytes:  # the part of the batch's KV beyond the GPU budget is read from the host
+        in_use = sequences * sequence_kv_bytes(dep, np.asarray(context) + new_tokens)
+        spilled = steps * spilled_kv_bytes(in_use, gpu_memory(dep).kv_budget, dep.levers.offload.kv_bytes)
     return work_time(
         dep,
         linear=linear_flops(dep.model, sequences, new_tokens),
@@ -157,22 +182,41 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
         steps=steps,
         # each sequence is scheduled in every step that processes a chunk of it
         sequence_steps=sequences * np.maximum(1.0, np.asarray(new_tokens, dtype=float) / budget),
+        host_bytes=spilled,
     )
 
 
 def work_time(
-    dep: Deployment, *, linear, attention, weights, kv_per_gpu, tokens, steps, sequence_steps=0.0, comm_s=None
+    dep: Deployment,
+    *,
+    linear,
+    attention,
+    weights,
+    kv_per_gpu,
+    tokens,
+    steps,
+    sequence_steps=0.0,
+    comm_s=None,
+    host_bytes=0.0,
 ) -> PhaseTime:
     """The roofline of given work on one replica: FLOPs and weight bytes of the whole replica (split
     over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps.
     ``sequence_steps`` counts (sequence, step) pairs for the per-sequence host overhead; ``comm_s``
-    may pass :func:`comm_seconds` of the same tokens and steps when it is already known."""
+    may pass :func:`comm_seconds` of the same tokens and steps when it is already known;
+    ``host_bytes`` are KV bytes per GPU read from host memory. Levers add LoRA adapter FLOPs and
+    reads, and every step reads the offloaded weights over the host link."""
     gpu, eff, tp = dep.gpu, dep.efficiency, dep.parallel.tp
     matmul_peak, _ = gpu.flops_for(dep.weights)
     attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
+    lora = dep.levers.lora
+    if lora is not None:
+        per_step = np.asarray(sequence_steps, dtype=float) / np.asarray(steps, dtype=float)
+        linear = np.asarray(linear, dtype=float) + lora_flops(dep.model, lora, tokens)
+        weights = np.asarray(weights, dtype=float) + lora_bytes_read(dep.model, lora, per_step, steps)
     linear = np.asarray(linear, dtype=float) / tp
     attention = np.asarray(attention, dtype=float) / tp
     moved = np.asarray(weights, dtype=float) / tp + kv_per_gpu
+    host = np.asarray(steps, dtype=float) * dep.levers.offload.weights_bytes + host_bytes
     return PhaseTime(
         compute_s=(linear / matmul_peak + attention / attention_peak) / eff.compute,
         memory_s=moved / (gpu.memory_bandwidth * eff.bandwidth),
@@ -181,6 +225,7 @@ def work_time(
         + np.asarray(sequence_steps, dtype=float) * eff.per_sequence_overhead_s,
         flops=linear + attention,
         bytes_moved=moved,
+        host_s=host_read_seconds(gpu, eff, host),
     )
 
 
@@ -196,10 +241,67 @@ def prefill_steps(dep: Deployment, sequences, input_len):
 
 
 def prefill_time(dep: Deployment, sequences, input_len) -> PhaseTime:
-    """Prefill of ``sequences`` prompts arriving together, in chunks of max_num_batched_tokens."""
-    return phase_time(dep, sequences, input_len, 0, prefill_steps(dep, sequences, input_len))
+    """Prefill of ``sequences`` prompts arriving together, in chunks of max_num_batched_tokens.
+
+    With prefix caching only the uncached tokens are computed, attending to the cached ones; a
+    speculative proposer with its own weights (draft model, MTP head) prefills the prompt too.
+    """
+    cached = cached_prompt_tokens(dep.levers.prefix, input_len, dep.engine.block_size)
+    new = np.asarray(input_len, dtype=float) - cached
+    steps = prefill_steps(dep, sequences, new)
+    phase = phase_time(dep, sequences, new, cached, steps)
+    proposer = proposer_deployment(dep)
+    if proposer is None:
+        return phase
+    proposer_s = phase_time(proposer, sequences, new, cached, steps).seconds
+    return dataclasses.replace(phase, proposer_s=proposer_s)
+
+
+def plain_decode_step_time(dep: Deployment, sequences, context) -> PhaseTime:
+    """One decode step without speculation: every sequence adds one token to ``context`` cached ones."""
+    return phase_time(dep, sequences, 1, context, 1)
 
 
 def decode_step_time(dep: Deployment, sequences, context) -> PhaseTime:
-    """One decode step: every running sequence adds one token on top of ``context`` cached ones."""
-    return phase_time(dep, sequences, 1, context, 1)
+    """Decode time per emitted token of every running sequence (what TPOT is).
+
+    Plain decoding: one step. Speculative: (k proposer passes + one verification of k + 1 tokens
+    per sequence) / E, E = expected tokens per step (:func:`core.speculative.expected_tokens_per_step`);
+    every part of the returned time is divided by E, so its bound is the verification's. The
+    proposer's passes run inside the engine step, so they cost their roofline time only; the
+    step's fixed overhead is counted once, in the verification. Per-sequence host work (sampling,
+    detokenizing, output processing) is counted per emitted token, so speculation does not
+    amortize it.
+    """
+    spec = dep.levers.speculative
+    if spec is None:
+        return plain_decode_step_time(dep, sequences, context)
+    verify = phase_time(dep, sequences, spec.k + 1, context, 1)
+    proposer = proposer_deployment(dep)
+    draft_s = 0.0
+    if proposer is not None:  # inside the engine step: scheduling and sampling overheads are the verify's, once
+        draft = plain_decode_step_time(proposer, sequences, context)
+        draft_s = spec.k * (draft.seconds - draft.overhead_s)
+    emitted = expected_tokens_per_step(spec.acceptance, spec.k)
+    # host work per sequence (sampling, detokenizing, output) grows with the tokens it emits
+    host_per_token = (emitted - 1) * np.asarray(sequences, dtype=float) * dep.efficiency.per_sequence_overhead_s
+    step = dataclasses.replace(verify, proposer_s=draft_s, overhead_s=verify.overhead_s + host_per_token)
+    return step.per(emitted)
+
+
+def proposer_deployment(dep: Deployment) -> Deployment | None:
+    """The speculative proposer as a deployment on the same GPUs and formats, or None when there
+    is no GPU proposer (no speculation, or n-gram lookup)."""
+    spec = dep.levers.speculative
+    model = None if spec is None else proposer_model(dep.model, spec)
+    if model is None:
+        return None
+    return Deployment(
+        model=model,
+        gpu=dep.gpu,
+        weights=dep.weights,
+        kv=dep.kv,
+        parallel=dep.parallel,
+        engine=dataclasses.replace(dep.engine, max_model_len=None),
+        levers=Levers(),
+    )
