@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.budget import own_kv_bytes, shared_kv_bytes
 from core.deployment import Deployment, Workload
 from core.estimate import Estimate, estimate
 from core.latency import decode_step_time, prefill_time
-from core.memory import kv_bytes_per_sequence
 
 MARGINAL_RATIO = 0.85
 """A check using more than this share of its limit is marginal: little room for bursts or error."""
@@ -251,15 +251,16 @@ def check(dep: Deployment, req: Requirement) -> Plan:
     base = estimate(dep, Workload(input_len=req.prompt_len, output_len=req.answer_len, batch=running))
     mem = base.memory
 
-    def kv_of(tokens: int) -> float:
-        return kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, tokens, dep.engine.block_size)
-
-    # the running requests at typical length, one of them a P95 (long-tail) request
-    kv_need = (running - 1) * kv_of(req.prompt_len + req.answer_len) + kv_of(req.longest_request)
+    # the running requests at typical length, one of them a P95 (long-tail) request; a shared prefix once
+    kv_need = (
+        shared_kv_bytes(dep, req.prompt_len)
+        + (running - 1) * own_kv_bytes(dep, req.prompt_len + req.answer_len, req.prompt_len)
+        + own_kv_bytes(dep, req.longest_request, req.p95_prompt)
+    )
     checks = [
         Check("context", req.longest_request, dep.max_model_len, "tokens", marginal_at=1.0),
         Check("weights", mem.non_kv, mem.capacity - mem.driver_reserved - mem.held_back, "bytes"),
-        Check("kv_cache", kv_need, max(mem.kv_budget, 0.0), "bytes"),
+        Check("kv_cache", kv_need, max(mem.kv_space, 0.0), "bytes"),
     ]
     if req.ttft_slo_s is not None:
         p95_ttft = (

@@ -44,7 +44,7 @@ class StepModel:
     def __init__(self, dep: Deployment) -> None:
         m, tp = dep.model, dep.parallel.tp
         self.dep = dep
-        self.exact = not m.num_sliding_layers
+        self.exact = not m.num_sliding_layers and dep.levers.lora is None  # adapters: general path
         self.per_token = float(linear_flops(m, 1, 2) - linear_flops(m, 1, 1))  # 2 x body params
         self.per_sequence = float(linear_flops(m, 1, 1)) - self.per_token  # 2 x vocab x hidden (LM head)
         self.per_pair = float(attention_flops(m, 1, 1, 0))  # one query-key pair in every layer
@@ -66,6 +66,7 @@ class StepModel:
         self.s_per_weight_byte = float(work_time(dep, **{**unit, "weights": 1.0}).memory_s)
         self.s_per_kv_token = float(work_time(dep, **{**unit, "kv_per_gpu": 1.0}).memory_s) * self.kv_per_token
         self.overhead = float(work_time(dep, **unit).overhead_s)
+        self.host = float(work_time(dep, **unit).host_s)  # offloaded weights read every step
         self.s_per_scheduled = float(work_time(dep, **{**unit, "sequence_steps": 1.0}).overhead_s) - self.overhead
 
     def _token_terms(self, tokens: float) -> tuple[float, float]:
@@ -106,7 +107,7 @@ class StepModel:
         pairs = float(attended_pairs(new, cached).sum())
         compute = (self.per_token * tokens + self.per_sequence * len(new)) * self.s_per_flop + pairs * self.s_per_pair
         memory = weights * self.s_per_weight_byte + float((cached + new).sum()) * self.s_per_kv_token
-        return max(compute, memory) + comm + self.overhead + len(new) * self.s_per_scheduled
+        return max(compute, memory) + comm + self.overhead + self.host + len(new) * self.s_per_scheduled
 
 
 def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:

@@ -7,6 +7,13 @@ hold their first chunk. When a decoding request needs a block and none is free, 
 admitted request is preempted (its KV freed; it re-prefills prompt + generated tokens later, as
 vLLM's recompute does). A step lasts the core's roofline time for its mix of tokens, attention
 pairs and KV reads (:func:`core.latency.work_time`), so the static and simulated views agree.
+
+Levers: with prefix caching a request is admitted with its cached prompt tokens already computed
+and the shared prefix's blocks are held once for all; offloaded weights are read every step and
+KV beyond the GPU's budget (up to the host space) is read every step; LoRA adds its adapter work
+to each step. Speculative decoding scales decode-only steps by the static model's per-token time
+ratio at the running batch and context (:func:`core.latency.decode_step_time` over the plain step);
+steps that also prefill are timed without it, plus the proposer's prefill of their prompt chunks.
 """
 
 from __future__ import annotations
@@ -16,9 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.budget import kv_bytes_per_token_all
 from core.deployment import Deployment
 from core.estimate import memory_breakdown
 from core.kv import kv_capacity
+from core.latency import decode_step_time, plain_decode_step_time, proposer_deployment
+from core.offload import host_read_seconds
+from core.prefix import cached_prompt_tokens, shared_prefix_tokens
 from core.sim_step import Blocks, StepModel, decode_run
 from core.traffic import Lengths, Traffic, arrival_times
 
@@ -107,12 +118,18 @@ def simulate(
     prompt = _lengths(prompts, num_requests, rng, longest - 1)
     answer = np.minimum(_lengths(answers, num_requests, rng, longest - 1), longest - prompt)
     answer = np.maximum(answer, 1)
-    budget = memory_breakdown(dep).kv_budget
-    capacity = kv_capacity(dep, budget, 1).num_blocks
-    blocks = Blocks(dep)
-    if capacity <= 0:
+    memory = memory_breakdown(dep)
+    if memory.kv_budget <= 0:
         raise ValueError("the model does not fit: no memory is left for the KV cache")
-    need = blocks(prompt + answer)
+    capacity = kv_capacity(dep, memory.kv_space, 1).num_blocks
+    gpu_blocks = kv_capacity(dep, memory.kv_budget, 1).num_blocks
+    block_bytes = dep.engine.block_size * kv_bytes_per_token_all(dep)
+    blocks = Blocks(dep)
+    # prefix caching: tokens found cached at admission; the shared prefix's blocks are held once
+    hit = np.asarray(cached_prompt_tokens(dep.levers.prefix, prompt, dep.engine.block_size), dtype=np.int64)
+    shared = np.asarray(blocks(shared_prefix_tokens(dep.levers.prefix, prompt, dep.engine.block_size)), dtype=float)
+    prefix_blocks = float(shared.max())
+    need = blocks(prompt + answer) - shared + prefix_blocks
     if need.max() > capacity:
         worst = int(np.argmax(need))
         raise ValueError(
@@ -121,6 +138,18 @@ def simulate(
         )
     token_budget, max_seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
     step_model = StepModel(dep)
+    proposer = proposer_deployment(dep)
+    proposer_model = None if proposer is None else StepModel(proposer)  # it prefills every prompt too
+
+    def spill_s(blocks_used: float) -> float:
+        """Reading the KV held beyond the GPU's budget from host memory, once per step [s]."""
+        return host_read_seconds(dep.gpu, dep.efficiency, max(blocks_used - gpu_blocks, 0.0) * block_bytes)
+
+    def speculation(n: int, context: float) -> float:
+        """Per-token decode time with speculation over without, at this batch and context."""
+        if dep.levers.speculative is None:
+            return 1.0
+        return float(decode_step_time(dep, n, context).seconds / plain_decode_step_time(dep, n, context).seconds)
 
     # arrival: when a request reaches the engine, request_overhead_s after the user sent it
     delay = dep.efficiency.request_overhead_s
@@ -144,7 +173,7 @@ def simulate(
     held = np.zeros(num_requests)  # blocks each request holds
     waiting: deque[int] = deque()
     running: list[int] = []
-    used = 0.0
+    used = prefix_blocks
     clock = 0.0
     preemptions = steps = done = 0
     gaps: list[np.ndarray] = []
@@ -168,7 +197,7 @@ def simulate(
         while decoding.size and used + grow.sum() > capacity:
             preempted = True
             victim = running.pop()
-            used -= held[victim]
+            used -= held[victim] - shared[victim]
             held[victim] = 0
             target[victim] = prompt[victim] + max(generated[victim] - 1, 0)
             cached[victim] = 0
@@ -195,20 +224,22 @@ def simulate(
         # like vLLM: no admissions in a step that had to preempt, and keep a watermark of free blocks
         while waiting and free_slots > 0 and len(running) < max_seqs and not preempted:
             r = waiting[0]
+            if cached[r] == 0 and held[r] == 0:  # its cached prompt tokens are there already
+                cached[r], held[r] = hit[r], shared[r]
             room = capacity - used - WATERMARK * capacity
-            size = _fit_chunk(r, min(int(target[r]), free_slots), cached, held, room, blocks)
+            size = _fit_chunk(r, min(int(target[r] - cached[r]), free_slots), cached, held, room, blocks)
             if size == 0:
                 break
             waiting.popleft()
             running.append(r)
             chunks.append((r, size))
             free_slots -= size
-            used += blocks(size) - held[r]
-            held[r] = blocks(size)
+            used += blocks(cached[r] + size) - held[r]
+            held[r] = blocks(cached[r] + size)
         if decoding.size == 0 and not chunks:
             # partial prefills filled the cache and none can continue: preempt the newest, as vLLM does
             victim = running.pop()
-            used -= held[victim]
+            used -= held[victim] - shared[victim]
             held[victim] = 0
             cached[victim] = 0
             waiting.appendleft(victim)
@@ -218,15 +249,17 @@ def simulate(
             # decode-only steps repeat until something changes: take them at once
             upcoming = float(arrival[pending[pending_pos]]) if pending_pos < len(pending) else np.inf
             free = capacity - used
+            ratio = speculation(decoding.size, float(cached[decoding].mean()))
             durations = decode_run(
                 step_model,
                 cached[decoding],
                 answer[decoding] - generated[decoding],
-                upcoming - clock,
+                (upcoming - clock) / ratio,
                 blocks,
                 held[decoding],
                 free,
             )
+            durations = durations * ratio + spill_s(used)
             k = len(durations)
             grown = blocks(cached[decoding] + k) - held[decoding]
             used += grown.sum()
@@ -244,7 +277,9 @@ def simulate(
             chunk_sizes = np.array([c[1] for c in chunks], dtype=np.int64)
             new = np.concatenate((np.ones(decoding.size, dtype=np.int64), chunk_sizes))
             before = np.concatenate((cached[decoding], cached[chunk_ids]))
-            duration = step_model.step(new, before)
+            duration = step_model.step(new, before) + spill_s(used)
+            if proposer_model is not None and chunks:
+                duration += proposer_model.step(chunk_sizes, cached[chunk_ids])
             in_system += (len(running) + len(waiting)) * duration
             clock += duration
             steps += 1
@@ -262,7 +297,7 @@ def simulate(
         finishing = emitting[generated[emitting] >= answer[emitting]]
         if finishing.size:
             finish[finishing] = clock
-            used -= held[finishing].sum()
+            used -= (held[finishing] - shared[finishing]).sum()
             held[finishing] = 0
             done += finishing.size
             gone = set(finishing.tolist())

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.budget import batch_kv_bytes, own_kv_bytes, shared_kv_bytes
 from core.deployment import Deployment
 from core.estimate import latency_and_throughput, memory_breakdown
 from core.kv import max_requests
-from core.memory import kv_bytes_per_sequence
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,9 @@ def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
     input_lens = np.asarray(input_lens, dtype=float)
     grid_b, grid_i = batches[np.newaxis, :], input_lens[:, np.newaxis]
     latency, throughput = latency_and_throughput(dep, grid_b, grid_i, output_len)
-    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, input_lens + output_len, dep.engine.block_size)
-    budget = memory_breakdown(dep).kv_budget
+    own = own_kv_bytes(dep, input_lens + output_len, input_lens)
+    shared = shared_kv_bytes(dep, input_lens)
+    budget = memory_breakdown(dep).kv_space
     return Sweep(
         batches=batches,
         input_lens=input_lens,
@@ -58,13 +59,14 @@ def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
         output_tokens_per_s=throughput.output_tokens_per_s,
         total_tokens_per_s=throughput.total_tokens_per_s,
         decode_bound=latency.decode.bound,
-        kv_in_use=grid_b * per_request[:, np.newaxis],
+        kv_in_use=batch_kv_bytes(dep, grid_b, grid_i + output_len, grid_i),
         kv_budget=budget,
-        max_concurrency=max_requests(budget, per_request),
+        max_concurrency=max_requests(budget - shared, own),
     )
 
 
 def max_concurrency_by_length(dep: Deployment, request_lens) -> np.ndarray:
-    """Requests of each length [tokens] that fit the KV budget at once (paged, whole blocks)."""
-    per_request = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, request_lens, dep.engine.block_size)
-    return max_requests(memory_breakdown(dep).kv_budget, per_request)
+    """Requests of each length [tokens] that fit the KV budget at once (paged, whole blocks; a shared
+    prefix counted once)."""
+    shared = shared_kv_bytes(dep, request_lens)
+    return max_requests(memory_breakdown(dep).kv_space - shared, own_kv_bytes(dep, request_lens, request_lens))

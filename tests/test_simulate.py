@@ -212,3 +212,48 @@ def test_simulate_cli_json(cli):
 def test_simulate_cli_bad_arguments(cli, argv, message):
     code, out, err = cli("simulate", "--model", "llama-3.1-8b", "--gpu", "a10", *argv)
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def _lever_cases(catalog):
+    from core import units
+    from core.levers import Levers, Lora, Offload, PrefixCaching, Speculative
+
+    return {
+        "prefix": Levers(prefix=PrefixCaching(shared_tokens=600)),
+        "speculative": Levers(speculative=Speculative(draft=catalog.model("llama-3.2-1b"), k=4, acceptance=0.7)),
+        "offload": Levers(offload=Offload(weights_bytes=2 * units.GiB)),
+        "lora": Levers(lora=Lora(adapters=4, rank=16)),
+    }
+
+
+@pytest.mark.parametrize("lever", ["prefix", "speculative", "offload", "lora"])
+def test_at_very_low_load_the_simulator_is_the_static_model_with_each_lever(a10, catalog, lever):
+    import dataclasses
+
+    dep = dataclasses.replace(a10, levers=_lever_cases(catalog)[lever])
+    result = simulate(dep, Traffic(mode="rate", rate_per_s=0.005), 30, PROMPT, ANSWER, seed=0)
+    unqueued = float(prefill_time(dep, 1, 1000).seconds) + dep.efficiency.request_overhead_s
+    assert np.median(result.ttft) == pytest.approx(unqueued, rel=1e-6)
+    mean_context = 1000 + 200 / 2
+    assert np.median(result.tpot) == pytest.approx(float(decode_step_time(dep, 1, mean_context).seconds), rel=2e-3)
+    plain = simulate(a10, Traffic(mode="rate", rate_per_s=0.005), 30, PROMPT, ANSWER, seed=0)
+    if lever == "prefix":
+        assert np.median(result.ttft) < 0.6 * np.median(plain.ttft)
+    if lever == "speculative":
+        assert np.median(result.tpot) < 0.7 * np.median(plain.tpot)
+
+
+def test_a_shared_prefix_is_held_once_so_more_requests_run(a10, catalog):
+    import dataclasses
+
+    from core.levers import Levers, PrefixCaching
+
+    shared = dataclasses.replace(a10, levers=Levers(prefix=PrefixCaching(shared_tokens=1504)))
+    lengths = (Lengths(mean=2000), Lengths(mean=300))
+    busy = Traffic(mode="concurrency", concurrency=40)
+    plain = simulate(a10, busy, 300, *lengths, seed=0)
+    cached = simulate(shared, busy, 300, *lengths, seed=0)
+    assert cached.series_running.max() > 1.5 * plain.series_running.max()
+    assert cached.series_kv_used.max() <= 1.0 + 1e-9
+    assert np.isfinite(cached.finish).all()
+    assert cached.output_tokens_per_s > plain.output_tokens_per_s
