@@ -18,8 +18,9 @@ from core.cli_check import add_requirement_arguments, run_check
 from core.cli_simulate import add_simulate_arguments, run_simulate
 from core.cli_validate import add_validate_arguments, run_validate
 from core.deployment import Workload
-from core.estimate import estimate
 from core.report import estimate_to_dict, format_estimate, gpu_to_dict, model_to_dict
+from core.whatif import what_if
+from core.whatif_report import format_whatif, whatif_to_dict
 
 EXIT_USAGE = 2
 
@@ -62,8 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _estimate(args: argparse.Namespace) -> str:
     deployment = deployment_from_args(args, load_catalog(), args.max_model_len)
     workload = Workload(input_len=args.input_len, output_len=args.output_len, batch=args.batch)
-    result = estimate(deployment, workload)
-    return json.dumps(estimate_to_dict(result), indent=2) if args.json else format_estimate(result)
+    effects = what_if(deployment, workload)
+    if args.json:
+        return json.dumps(estimate_to_dict(effects.result) | {"levers": whatif_to_dict(effects)}, indent=2)
+    return format_estimate(effects.result) + format_whatif(effects)
 
 
 def _list(args: argparse.Namespace) -> str:

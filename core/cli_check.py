@@ -37,6 +37,11 @@ def add_requirement_arguments(parser: argparse.ArgumentParser) -> None:
     slo.add_argument("--tpot-slo-ms", type=float, help="time per output token limit")
     slo.add_argument("--tokens-per-s-per-user", type=float, help="streaming speed each user needs")
     parser.add_argument("--replicas", type=int, help="replicas sharing the load (default 1)")
+    parser.add_argument(
+        "--shared-prefix-len",
+        type=int,
+        help="prompt tokens every request shares (default 0); see --prefix-cache-tokens",
+    )
     parser.add_argument("--price-per-gpu-hour", type=float, help="USD; default: the catalog's price")
 
 
@@ -46,7 +51,15 @@ def requirement_from_args(args: argparse.Namespace) -> Requirement:
     for flag, field in (("users", "users"), ("in_flight", "in_flight"), ("request_rate", "rate_per_s")):
         if getattr(args, flag) is not None:
             changes |= {"load": "rate" if flag == "request_rate" else flag, field: getattr(args, flag)}
-    for field in ("think_time_s", "prompt_len", "answer_len", "prompt_len_p95", "answer_len_p95", "replicas"):
+    for field in (
+        "think_time_s",
+        "prompt_len",
+        "answer_len",
+        "prompt_len_p95",
+        "answer_len_p95",
+        "replicas",
+        "shared_prefix_len",
+    ):
         if getattr(args, field) is not None:
             changes[field] = getattr(args, field)
     if args.ttft_slo_ms is not None:

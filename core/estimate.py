@@ -17,8 +17,9 @@ from core import units
 from core.budget import batch_kv_bytes, gpu_memory
 from core.deployment import Deployment, Workload, check_fits_context
 from core.kv import KvCapacity, kv_capacity
-from core.latency import PhaseTime, decode_step_time, prefill_time
+from core.latency import PhaseTime, decode_step_time, plain_decode_step_time, prefill_time
 from core.messages import Notice, notice
+from core.offload import host_read_bandwidth, host_read_seconds, spilled_kv_bytes
 
 DECODE_CONTEXT_MIDPOINT = 2  # decode runs from context I to I + O; its mean is I + O / 2
 
@@ -176,7 +177,7 @@ def estimate(dep: Deployment, workload: Workload) -> Estimate:
         latency=latency,
         throughput=throughput,
         fits=fits,
-        warnings=tuple(_warnings(dep, workload, memory, kv, seqs)),
+        warnings=tuple(_warnings(dep, workload, memory, kv, seqs)) + tuple(_lever_warnings(dep, workload, memory)),
     )
 
 
@@ -225,3 +226,36 @@ def _warnings(dep: Deployment, workload: Workload, memory: MemoryBreakdown, kv: 
         yield notice("kv_heads_replicated", kv_heads=dep.model.num_kv_heads, tp=dep.parallel.tp)
     if dep.gpu.memory_basis == "datasheet":
         yield notice("memory_from_datasheet", gpu=dep.gpu.name)
+
+
+def _lever_warnings(dep: Deployment, workload: Workload, memory: MemoryBreakdown):
+    """The costs of the levers that are on, stated where the result is read."""
+    levers, eff = dep.levers, dep.efficiency
+    if levers.offload.weights_bytes:
+        yield notice(
+            "offload_latency",
+            offloaded=_gib(levers.offload.weights_bytes),
+            link=dep.gpu.host_link_generation,
+            bandwidth=f"{host_read_bandwidth(dep.gpu, eff) / units.GB:.1f} GB/s",
+            ms=f"{host_read_seconds(dep.gpu, eff, levers.offload.weights_bytes) / units.MS:.0f} ms",
+        )
+    spilled = spilled_kv_bytes(memory.kv_in_use, memory.kv_budget, levers.offload.kv_bytes)
+    if spilled > 0:
+        yield notice(
+            "kv_spill",
+            spilled=_gib(spilled),
+            ms=f"{host_read_seconds(dep.gpu, eff, spilled) / units.MS:.0f} ms",
+        )
+    if levers.speculative is not None:
+        context = workload.input_len + workload.output_len / DECODE_CONTEXT_MIDPOINT
+        plain = float(plain_decode_step_time(dep, workload.batch, context).seconds)
+        speculative = float(decode_step_time(dep, workload.batch, context).seconds)
+        if speculative >= plain:
+            yield notice(
+                "speculation_slower",
+                batch=workload.batch,
+                plain=f"{plain / units.MS:.1f} ms",
+                speculative=f"{speculative / units.MS:.1f} ms",
+            )
+    if memory.attention_scores:
+        yield notice("eager_scores", scores=_gib(memory.attention_scores))

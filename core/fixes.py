@@ -15,16 +15,22 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core import units
 from core.catalog import Catalog
 from core.deployment import Deployment
 from core.engine import Parallelism
+from core.levers import Speculative
 from core.messages import Notice, notice
+from core.model import ModelSpec
+from core.offload import host_read_seconds
 from core.params import parameter_counts
 from core.plan import Plan, Requirement, check
 from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 from core.solve import TENSOR_PARALLEL, GpuOption, gpu_options, min_gpus
+from core.speculative import ACCEPTANCE_RANGES
 
 SIZE_SUFFIX = re.compile(r"-?\d+(\.\d+)?[BbMm]\b.*$")
+FIX_DRAFT_TOKENS = 4  # vLLM's examples and the EAGLE/draft-model defaults propose 3-5 tokens
 OTHER_GPUS_SHOWN = 3  # the cheapest alternatives; the Plan page lists every GPU separately
 
 
@@ -59,6 +65,7 @@ def _levers(
         except ValueError:
             return None
 
+    yield from _lever_fixes(catalog, dep, req, run)
     quality = notice("caveat_quality")
     for name in ("int8", "int4"):
         weights = WEIGHT_PRECISIONS[name]
@@ -107,6 +114,64 @@ def _levers(
             except ValueError:
                 continue
             yield notice("fix_model", model=model.name), notice("caveat_model"), run(smaller)
+
+
+def draft_for(catalog: Catalog, target: ModelSpec) -> ModelSpec | None:
+    """The smallest catalog model of the target's family with its vocabulary, to draft for it."""
+    candidates = [
+        m
+        for m in catalog.models
+        if m.id != target.id
+        and m.vocab_size == target.vocab_size
+        and family(m.name).split("-")[0] == family(target.name).split("-")[0]
+        and parameter_counts(m).total < parameter_counts(target).total / 4
+    ]
+    return min(candidates, key=lambda m: parameter_counts(m).total, default=None)
+
+
+def _lever_fixes(catalog: Catalog, dep: Deployment, req: Requirement, run) -> Iterator[tuple[Notice, Notice, Plan]]:
+    """Levers that address the binding limit: speculation for TPOT, prefix caching for a shared
+    prompt, offloading weights for what does not fit."""
+    current = check(dep, req)
+    binding = current.binding.name
+    levers = dep.levers
+    if binding == "tpot" and levers.speculative is None and (draft := draft_for(catalog, dep.model)):
+        low, high = ACCEPTANCE_RANGES["draft"]
+        spec = Speculative(draft=draft, k=FIX_DRAFT_TOKENS, acceptance=(low + high) / 2)
+        try:
+            with_spec = dataclasses.replace(dep, levers=dataclasses.replace(levers, speculative=spec))
+        except ValueError:
+            with_spec = None
+        if with_spec is not None:
+            yield (
+                notice("fix_speculative", draft=draft.name, k=spec.k, acceptance=spec.acceptance),
+                notice("caveat_speculative"),
+                run(with_spec),
+            )
+    if req.shared_prefix_len > levers.prefix.shared_tokens and binding in ("ttft", "kv_cache", "throughput", "tpot"):
+        prefix = dataclasses.replace(levers.prefix, shared_tokens=req.shared_prefix_len)
+        yield (
+            notice("fix_prefix", tokens=req.shared_prefix_len),
+            notice("caveat_prefix"),
+            run(dataclasses.replace(dep, levers=dataclasses.replace(levers, prefix=prefix))),
+        )
+    if binding in ("weights", "kv_cache") and dep.gpu.host_link_bandwidth > 0:
+        kv = next(c for c in current.checks if c.name == "kv_cache")
+        short = kv.need - current.estimate.memory.kv_budget
+        offload_bytes = levers.offload.weights_bytes + math.ceil(short / units.GiB) * units.GiB
+        if short > 0:
+            try:
+                offload = dataclasses.replace(levers.offload, weights_bytes=float(offload_bytes))
+                offloaded = dataclasses.replace(dep, levers=dataclasses.replace(levers, offload=offload))
+            except ValueError:  # more than the weights: offloading cannot make it fit
+                offloaded = None
+            if offloaded is not None:
+                step = host_read_seconds(dep.gpu, dep.efficiency, offload_bytes)
+                yield (
+                    notice("fix_offload", gib=f"{offload_bytes / units.GiB:.0f}", link=dep.gpu.host_link_generation),
+                    notice("caveat_offload", ms=f"{step / units.MS:.0f}"),
+                    run(offloaded),
+                )
 
 
 def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption] | None = None) -> list[Fix]:

@@ -53,6 +53,9 @@ class Requirement:
     ttft_slo_s: float | None = None
     tpot_slo_s: float | None = None
     replicas: int = 1
+    shared_prefix_len: int = 0
+    """Leading prompt tokens every request shares (system prompt, few-shot block); prefix caching
+    (a lever of the deployment) computes and holds them once."""
 
     def __post_init__(self) -> None:
         if self.load not in LOAD_KINDS:
@@ -65,6 +68,12 @@ class Requirement:
             ("replicas", 100_000),
         ):
             _int(name, getattr(self, name), 1, high)
+        if isinstance(self.shared_prefix_len, bool) or not isinstance(self.shared_prefix_len, int):
+            raise ValueError(f"shared_prefix_len must be an integer, got {self.shared_prefix_len!r}")
+        if not 0 <= self.shared_prefix_len <= self.prompt_len:
+            raise ValueError(
+                f"shared_prefix_len must be from 0 to prompt_len ({self.prompt_len}), got {self.shared_prefix_len!r}"
+            )
         for name in ("prompt_len_p95", "answer_len_p95"):
             if getattr(self, name) is not None:
                 _int(name, getattr(self, name), 1, 10_000_000)

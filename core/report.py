@@ -58,6 +58,11 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "activations_gib": _gib(m.activations),
             "overhead_gib": _gib(m.overhead),
             "free_gib": _gib(m.kv_free),
+            "proposer_gib": _gib(m.proposer),
+            "lora_gib": _gib(m.lora),
+            "attention_scores_gib": _gib(m.attention_scores),
+            "host_weights_gib": _gib(m.offloaded_weights),
+            "host_kv_gib": _gib(m.host_kv),
         },
         "kv": {
             "bytes_per_token": round(kv.bytes_per_token),
@@ -83,6 +88,15 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
     }
 
 
+LEVER_MEMORY_ROWS = {
+    "proposer_gib": "speculative proposer",
+    "lora_gib": "LoRA adapters",
+    "attention_scores_gib": "eager attention scores",
+    "host_weights_gib": "weights in host memory",
+    "host_kv_gib": "KV space in host memory",
+}
+
+
 def format_estimate(e: Estimate) -> str:
     """A compact human-readable report."""
     data = estimate_to_dict(e)
@@ -102,6 +116,7 @@ def format_estimate(e: Estimate) -> str:
         f"  weights                {mem['weights_gib']:10.2f}",
         f"  activation peak        {mem['activations_gib']:10.2f}",
         f"  engine overhead        {mem['overhead_gib']:10.2f}",
+        *[f"  {label:22} {mem[key]:10.2f}" for key, label in LEVER_MEMORY_ROWS.items() if mem[key]],
         f"  KV budget              {kv['budget_gib_per_gpu']:10.2f}",
         f"  KV in use (this batch) {mem['kv_cache_gib']:10.2f}",
         "",
@@ -163,6 +178,8 @@ def gpu_to_dict(g: GpuSpec) -> dict[str, Any]:
         "tensor_tflops_dense": {k: round(v / units.TERA, 2) for k, v in g.tensor_flops},
         "interconnect": g.interconnect,
         "link_bandwidth_gb_s_bidirectional": round(g.link_bandwidth_bidirectional / units.GB, 1),
+        "host_link": g.host_link_generation,
+        "host_link_gb_s_bidirectional": round(g.host_link_bandwidth_bidirectional / units.GB, 1),
         "price_per_hour_usd": g.price_per_hour,
         "source_url": g.source_url,
         "source_read": g.source_read.isoformat() if g.source_read else None,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass
 
+from core import units
 from core.plan import Plan
 
 # vLLM --quantization values for formats that need an online method (no pre-quantized checkpoint);
@@ -41,6 +43,7 @@ def serve_command(plan: Plan) -> ServeCommand:
     native = dep.weights.name == dep.model.native_dtype
     if not native and dep.weights.name in ONLINE_QUANTIZATION:
         args += ["--quantization", ONLINE_QUANTIZATION[dep.weights.name]]
+    args += _lever_flags(dep)
     expected = (
         f"GPU KV cache size: {est.kv.capacity_tokens:,} tokens",
         f"Maximum concurrency for {dep.max_model_len:,} tokens per request: "
@@ -51,3 +54,23 @@ def serve_command(plan: Plan) -> ServeCommand:
         expected_log=expected,
         needs_quantized_checkpoint=not native and dep.weights.name in CHECKPOINT_FORMATS,
     )
+
+
+def _lever_flags(dep) -> list[str]:
+    """vLLM flags of the levers that are on (eager attention and KV offloading have none: vLLM
+    always uses fused attention kernels and keeps running requests' KV on the GPU)."""
+    levers, flags = dep.levers, []
+    if (spec := levers.speculative) is not None:
+        config = {"num_speculative_tokens": spec.k}
+        if spec.method == "draft":
+            config = {"model": spec.draft.hf_id or spec.draft.id} | config
+        else:
+            config = {"method": spec.method} | config
+        flags += ["--speculative-config", json.dumps(config)]
+    if "prefix" in levers.active:
+        flags.append("--enable-prefix-caching")
+    if levers.offload.weights_bytes:
+        flags += ["--cpu-offload-gb", f"{levers.offload.weights_bytes / units.GiB:g}"]
+    if levers.lora is not None:
+        flags += ["--enable-lora", "--max-loras", str(levers.lora.adapters), "--max-lora-rank", str(levers.lora.rank)]
+    return flags

@@ -138,3 +138,77 @@ def test_python_dash_m_core_runs():
     )
     assert proc.returncode == 0, proc.stderr
     assert "TTFT" in proc.stdout and "fits: yes" in proc.stdout
+
+
+def test_estimate_takes_the_lever_flags(cli):
+    code, out, _ = cli(
+        "estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--max-model-len", "4096",
+        "--draft-model", "llama-3.2-1b", "--num-speculative-tokens", "4", "--spec-acceptance", "0.7",
+        "--prefix-cache-tokens", "1500", "--input-len", "2000", "--output-len", "300", "--json",
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    spec, prefix = data["levers"]["speculative"], data["levers"]["prefix_caching"]
+    assert spec["tokens_per_step"] == pytest.approx((1 - 0.7**5) / 0.3, abs=1e-3)
+    assert spec["with"]["tpot_ms"] < 0.7 * spec["without"]["tpot_ms"]
+    assert data["memory_per_gpu"]["proposer_gib"] == pytest.approx(2.30, abs=0.01)
+    assert prefix["cached_tokens_per_request"] == 1488
+    assert prefix["with"]["ttft_ms"] < 0.5 * prefix["without"]["ttft_ms"]
+
+
+def test_offload_flag_makes_70b_int4_fit_a_24_gb_card_and_says_what_it_costs(cli):
+    argv = (
+        "estimate",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "rtx-4090",
+        "--weight-dtype",
+        "int4",
+        "--max-model-len",
+        "4096",
+    )
+    code, out, _ = cli(*argv)
+    assert code == 0 and "fits: NO" in out
+    code, out, _ = cli(*argv, "--cpu-offload-gb", "22")
+    assert code == 0 and "fits: yes" in out
+    assert "weights in host memory" in out and "PCIe 4.0 x16" in out and "does not make it fast" in out
+
+
+def test_simulate_and_check_take_the_lever_flags(cli):
+    code, out, _ = cli(
+        "simulate", "--model", "llama-3.1-8b", "--gpu", "a10", "--request-rate", "0.2", "--num-requests", "40",
+        "--input-len", "2000", "--output-len", "100", "--prefix-cache-tokens", "1500", "--json",
+    )  # fmt: skip
+    assert code == 0
+    cached = json.loads(out)
+    code, out, _ = cli(
+        "simulate", "--model", "llama-3.1-8b", "--gpu", "a10", "--request-rate", "0.2", "--num-requests", "40",
+        "--input-len", "2000", "--output-len", "100", "--json",
+    )  # fmt: skip
+    plain = json.loads(out)
+    assert cached["ttft_ms"]["p50"] < 0.6 * plain["ttft_ms"]["p50"]
+    code, out, _ = cli(
+        "check", "--model", "llama-3.1-8b", "--gpu", "a10", "--users", "4", "--prompt-len", "2000",
+        "--shared-prefix-len", "1500", "--ttft-slo-ms", "300", "--think-time-s", "5", "--json",
+    )  # fmt: skip
+    assert code == 0
+    assert any(f["lever"].startswith("prefix caching") for f in json.loads(out)["fixes"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--num-speculative-tokens", "4"), "need --draft-model"),
+        (("--speculative-method", "draft"), "needs --draft-model"),
+        (("--draft-model", "qwen2.5-0.5b"), "vocabulary"),
+        (("--spec-acceptance", "1.5", "--speculative-method", "ngram"), "acceptance"),
+        (("--max-lora-rank", "8"), "need --max-loras"),
+        (("--cpu-offload-gb", "400"), "offloaded weights"),
+        (("--prefix-hit-rate", "2"), "hit_rate"),
+    ],
+)
+def test_bad_lever_flags_exit_2_with_one_line(cli, extra, message):
+    code, out, err = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "a10", *extra)
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1

@@ -244,3 +244,60 @@ def test_check_cli_text_and_presets(cli):
 def test_check_cli_bad_arguments(cli, argv, message):
     code, out, err = cli("check", "--model", "llama-3.1-8b", "--gpu", "a10", *argv)
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_a_tpot_bound_low_concurrency_case_is_offered_speculative_decoding(deploy, catalog):
+    dep = deploy(gpu="a10", max_model_len=1300)
+    req = Requirement(load="users", users=2, think_time_s=5.0, prompt_len=1000, answer_len=300, tpot_slo_s=1 / 45)
+    assert check(dep, req).binding.name == "tpot"
+    found = {f.lever.code: f for f in fixes(catalog, dep, req)}
+    spec = found["fix_speculative"].plan
+    assert spec.deployment.levers.speculative.draft.id == "llama-3.2-1b"
+    assert spec.verdict in ("feasible", "marginal")
+    assert check(spec.deployment, req).verdict == spec.verdict
+
+
+def test_a_long_shared_prompt_is_offered_prefix_caching(deploy, catalog):
+    dep = deploy(gpu="a10", max_model_len=2300)
+    req = Requirement(
+        load="users", users=4, think_time_s=5.0, prompt_len=2000, answer_len=300, ttft_slo_s=0.3, shared_prefix_len=1500
+    )
+    plan = check(dep, req)
+    assert plan.binding.name == "ttft" and plan.verdict == "not_feasible"
+    found = {f.lever.code: f for f in fixes(catalog, dep, req)}
+    cached = found["fix_prefix"].plan
+    assert cached.deployment.levers.prefix.shared_tokens == 1500
+    assert next(c for c in cached.checks if c.name == "ttft").ratio < 0.5 * plan.binding.ratio
+
+
+def test_weights_that_do_not_fit_are_offered_offloading(deploy, catalog):
+    dep = deploy(model="llama-3.1-70b", gpu="rtx-4090", weights="int4", max_model_len=1200)
+    req = Requirement(load="in_flight", in_flight=1, prompt_len=1000, answer_len=200)
+    assert check(dep, req).binding.name == "weights"
+    found = {f.lever.code: f for f in fixes(catalog, dep, req)}
+    offload = found["fix_offload"]
+    assert offload.plan.verdict in ("feasible", "marginal")
+    assert offload.plan.deployment.levers.offload.weights_bytes % units.GiB == 0
+    assert offload.plan.state.tpot_s > 0.5  # the price, stated in the caveat
+
+
+def test_the_serve_command_carries_the_levers(deploy, catalog):
+    from core.levers import Levers, Lora, Offload, PrefixCaching, Speculative
+
+    levers = Levers(
+        speculative=Speculative(draft=catalog.model("llama-3.2-1b"), k=3, acceptance=0.7),
+        prefix=PrefixCaching(shared_tokens=512),
+        offload=Offload(weights_bytes=2 * units.GiB),
+        lora=Lora(adapters=4, rank=8),
+    )
+    dep = dataclasses.replace(deploy(gpu="a10", max_model_len=2048), levers=levers)
+    command = serve_command(check(dep, CHAT)).command
+    assert """--speculative-config '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 3}'""" in command
+    assert "--enable-prefix-caching" in command
+    assert "--cpu-offload-gb 2 " in command
+    assert "--enable-lora --max-loras 4 --max-lora-rank 8" in command
+
+
+def test_shared_prefix_len_is_range_checked():
+    with pytest.raises(ValueError, match="shared_prefix_len"):
+        Requirement(prompt_len=100, shared_prefix_len=200)
