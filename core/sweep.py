@@ -68,5 +68,6 @@ def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
 def max_concurrency_by_length(dep: Deployment, request_lens) -> np.ndarray:
     """Requests of each length [tokens] that fit the KV budget at once (paged, whole blocks; a shared
     prefix counted once)."""
-    shared = shared_kv_bytes(dep, request_lens)
-    return max_requests(memory_breakdown(dep).kv_space - shared, own_kv_bytes(dep, request_lens, request_lens))
+    prompts = np.maximum(np.asarray(request_lens, dtype=float) - 1, 1)  # at least one answer token of its own
+    shared = shared_kv_bytes(dep, prompts)
+    return max_requests(memory_breakdown(dep).kv_space - shared, own_kv_bytes(dep, request_lens, prompts))

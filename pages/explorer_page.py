@@ -13,6 +13,7 @@ from core.uncertainty import band
 from ui import charts, fmt, sim_charts
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
 from ui.i18n import notice_text, t
+from ui.levers_panel import render_optimizations
 from ui.sidebar import require_scenario
 
 st.title(t("explorer.title"))
@@ -58,6 +59,8 @@ for item in result.warnings:
     st.warning(notice_text(item))
 
 st.plotly_chart(charts.memory_figure(result), width="stretch", key="memory_chart")
+if mem.offloaded_weights or mem.host_kv:
+    st.caption(t("memory.host", weights=fmt.gib(mem.offloaded_weights), kv=fmt.gib(mem.host_kv)))
 if not (result.fits and result.engine_starts):
     suggestions = fit_suggestions(dep, work, result)
     if suggestions:
@@ -76,6 +79,8 @@ if not (result.fits and result.engine_starts):
         )
     else:
         st.info(t("advice.none"))
+
+render_optimizations(dep, work)
 
 st.subheader(t("concurrency.heading"))
 left, right = st.columns(2)

@@ -21,6 +21,7 @@ from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weigh
 from ui import url_inputs
 from ui.custom import custom_gpu_form, import_model_form
 from ui.i18n import LANGUAGE_NAMES, t
+from ui.levers import LeverInputs, active_lever_params, lever_inputs
 
 DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 16}
 GPU_COUNTS = (1, 2, 4, 8)
@@ -138,7 +139,10 @@ def render_sidebar(catalog: Catalog) -> None:
         )
         with st.expander(t("sidebar.engine")):
             engine = _engine_inputs(model, gpus[gpu_id])
-    _store_scenario(model, gpus[gpu_id], tp, weight_name, kv_name, input_len, output_len, batch, engine)
+        lever_weights = weight_precision(model.native_dtype if weight_name == AUTO else weight_name)
+        with st.expander(t("levers.title"), expanded=bool(active_lever_params())):
+            levers = lever_inputs(model, models, lever_weights, tp)
+    _store_scenario(model, gpus[gpu_id], tp, weight_name, kv_name, input_len, output_len, batch, engine, levers, models)
 
 
 EFFICIENCY_KEYS = ("eff_compute", "eff_bw", "eff_overhead", "eff_seq", "eff_request")
@@ -231,7 +235,9 @@ def _engine_inputs(model: ModelSpec, gpu: GpuSpec) -> EngineConfig | str:
         return str(err)
 
 
-def _store_scenario(model, gpu, tp, weight_name, kv_name, input_len, output_len, batch, engine) -> None:
+def _store_scenario(
+    model, gpu, tp, weight_name, kv_name, input_len, output_len, batch, engine, levers: LeverInputs, models
+) -> None:
     st.session_state.pop("scenario", None)
     st.session_state.pop("scenario_error", None)
     try:
@@ -245,6 +251,7 @@ def _store_scenario(model, gpu, tp, weight_name, kv_name, input_len, output_len,
             kv=kv_precision(kv_name, weights),
             parallel=Parallelism(tp=tp),
             engine=engine,
+            levers=levers.build(models),
         )
         if fix := st.session_state.get("overhead_fix", 0.0):  # a calibration from the Validation page
             deployment = Calibration(overhead_correction_bytes=fix * units.GiB).apply(deployment)
