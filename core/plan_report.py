@@ -79,6 +79,7 @@ def plan_to_dict(
             "ttft_slo_ms": req.ttft_slo_s and req.ttft_slo_s / units.MS,
             "tpot_slo_ms": req.tpot_slo_s and req.tpot_slo_s / units.MS,
             "replicas": req.replicas,
+            "shared_prefix_len": req.shared_prefix_len,
         },
         "deployment": {
             "model": dep.model.id,
@@ -89,6 +90,7 @@ def plan_to_dict(
             "kv_dtype": dep.kv.name,
             "max_model_len": dep.max_model_len,
             "gpu_memory_utilization": dep.engine.gpu_memory_utilization,
+            "levers": list(dep.levers.active),
         },
         "checks": [check_to_dict(c) for c in plan.checks],
         "fixes": [

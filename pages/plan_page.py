@@ -46,6 +46,9 @@ with middle:
     prompt_p95 = number(t("plan.prompt_len_p95"), "prompt_p95", 1500, 1, 10_000_000)
     answer = number(t("plan.answer_len"), "answer", 300, 1, 10_000_000)
     answer_p95 = number(t("plan.answer_len_p95"), "answer_p95", 300, 1, 10_000_000)
+    shared_prefix = number(
+        t("plan.shared_prefix"), "shared_prefix", 0, 0, 10_000_000, help=t("plan.shared_prefix_help")
+    )
 with right:
     ttft_ms = number(t("plan.ttft_slo"), "ttft_ms", 1000.0, 0.0, 3_600_000.0)
     user_rate = number(t("plan.user_rate"), "user_rate", 20.0, 0.0, 100_000.0)
@@ -73,6 +76,7 @@ try:
         ttft_slo_s=ttft_ms * units.MS if ttft_ms > 0 else None,
         tpot_slo_s=1 / user_rate if user_rate > 0 else None,
         replicas=replicas,
+        shared_prefix_len=shared_prefix,
     )
 except ValueError as err:
     st.error(t("error.impossible", error=str(err)))

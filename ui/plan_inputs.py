@@ -42,6 +42,7 @@ def apply_preset() -> None:
         "answer_p95": req.p95_answer,
         "ttft_ms": req.ttft_slo_s / units.MS if req.ttft_slo_s else 0.0,
         "user_rate": 1 / req.tpot_slo_s if req.tpot_slo_s else 0.0,
+        "shared_prefix": req.shared_prefix_len,
     }
     for name, value in values.items():
         st.session_state[PREFIX + name] = value
