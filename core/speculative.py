@@ -28,7 +28,7 @@ ACCEPTANCE_RANGES = {
     # per-token acceptance alpha; sources in docs/model.md ("Speculative decoding")
     "draft": (0.6, 0.8),
     "mtp": (0.7, 0.9),
-    "ngram": (0.3, 0.6),
+    "ngram": (0.2, 0.8),
 }
 """Typical per-token acceptance of each proposer, shown next to the slider (docs/model.md)."""
 

@@ -7,11 +7,13 @@ import dataclasses
 import streamlit as st
 
 from core import units
+from core.catalog import load_catalog
 from core.deployment import Workload
 from core.estimate import estimate
 from core.memory import kv_heads_per_gpu, layers_per_gpu, mha_equivalent_kv_bytes_per_token
 from ui import charts, fmt
 from ui.i18n import t
+from ui.learn_levers import render_levers
 from ui.sidebar import require_scenario
 
 LONG_TAIL_FACTOR = 4  # a long-tail request several times the typical length (the chapters' failure)
@@ -43,24 +45,46 @@ else:
         rf" = {layers} \times ({model.mla.kv_lora_rank} + {model.mla.qk_rope_head_dim}) \times {bytes_per:g}"
         rf" = {layers * latent * bytes_per:,.0f}\ \text{{B}}"
     )
-st.latex(
-    r"\text{KV}_{batch} = \text{KV/request} \times B"
-    rf" = {kv.bytes_per_request / units.GiB:.3f}\ \text{{GiB}} \times {work.batch}"
-    rf" = {mem.kv_in_use / units.GiB:.2f}\ \text{{GiB}}"
-)
+if kv.shared_prefix_bytes:  # prefix caching: the shared prefix is held once
+    st.latex(
+        r"\text{KV}_{batch} = \text{KV}(P) + B\,(\text{KV/request} - \text{KV}(P))"
+        rf" = {kv.shared_prefix_bytes / units.GiB:.3f} + {work.batch} \times"
+        rf" ({kv.bytes_per_request / units.GiB:.3f} - {kv.shared_prefix_bytes / units.GiB:.3f})"
+        rf" = {mem.kv_in_use / units.GiB:.2f}\ \text{{GiB}}"
+    )
+else:
+    st.latex(
+        r"\text{KV}_{batch} = \text{KV/request} \times B"
+        rf" = {kv.bytes_per_request / units.GiB:.3f}\ \text{{GiB}} \times {work.batch}"
+        rf" = {mem.kv_in_use / units.GiB:.2f}\ \text{{GiB}}"
+    )
 st.caption(
     t("learn.kv_caption", tokens=work.request_len, sliding=model.num_sliding_layers, window=model.sliding_window or "-")
 )
 
 st.subheader(t("learn.concurrency_heading"))
 usable = mem.capacity - mem.driver_reserved
+levers_gib = (mem.proposer + mem.lora + mem.attention_scores) / units.GiB
+lever_term = rf" - {levers_gib:.2f}" if levers_gib else ""
+shared = kv.shared_prefix_bytes / units.GiB
+space_extra = rf" + {mem.host_kv / units.GiB:.2f}" if mem.host_kv else ""
 st.latex(
-    r"N_{max} = \left\lfloor \frac{M \cdot u - W - A - O}{\text{KV/request}} \right\rfloor"
+    r"N_{max} = \left\lfloor \frac{M \cdot u - W - A - O"
+    + (r" - X" if levers_gib else "")
+    + (r" + K_{host}" if mem.host_kv else "")
+    + (r" - \text{KV}(P)" if shared else "")
+    + r"}{\text{KV/request}"
+    + (r" - \text{KV}(P)" if shared else "")
+    + r"} \right\rfloor"
     rf" = \left\lfloor \frac{{{usable / units.GiB:.2f} \times {dep.engine.gpu_memory_utilization:.2f}"
-    rf" - {mem.weights / units.GiB:.2f} - {mem.activations / units.GiB:.2f} - {mem.overhead / units.GiB:.2f}}}"
-    rf"{{{kv.bytes_per_request / units.GiB:.3f}}} \right\rfloor = {kv.max_concurrency_at_request_len:,}"
+    rf" - {mem.weights / units.GiB:.2f} - {mem.activations / units.GiB:.2f} - {mem.overhead / units.GiB:.2f}"
+    rf"{lever_term}{space_extra}" + (rf" - {shared:.3f}" if shared else "") + "}"
+    rf"{{{kv.bytes_per_request / units.GiB:.3f}" + (rf" - {shared:.3f}" if shared else "") + "}"
+    rf" \right\rfloor = {kv.max_concurrency_at_request_len:,}"
 )
 st.caption(t("learn.concurrency_caption"))
+if levers_gib or mem.host_kv or shared:
+    st.caption(t("learn.concurrency_levers_caption"))
 
 st.subheader(t("learn.gqa_heading"))
 mha = mha_equivalent_kv_bytes_per_token(model, dep.kv, dep.parallel)
@@ -115,3 +139,5 @@ st.markdown(
         tail_ceiling=fmt.count(tail.kv.max_concurrency_at_request_len),
     )
 )
+
+render_levers(dep, work, result, load_catalog())
