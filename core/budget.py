@@ -97,6 +97,8 @@ def sequence_kv_bytes(dep: Deployment, tokens, block_size: int | None = None):
 
 def shared_kv_bytes(dep: Deployment, input_len):
     """KV of the shared prefix, held once for the whole batch [bytes] (array-friendly)."""
+    if not dep.levers.prefix.shared_tokens:
+        return np.zeros_like(np.asarray(input_len, dtype=float)) if np.ndim(input_len) else 0.0
     shared = shared_prefix_tokens(dep.levers.prefix, input_len, dep.engine.block_size)
     return sequence_kv_bytes(dep, shared)
 

@@ -57,7 +57,7 @@ def cost_per_hour(plan: Plan) -> float | None:
 
 
 def _levers(
-    catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption]
+    catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption], current: Plan
 ) -> Iterator[tuple[Notice, Notice | None, Plan]]:
     def run(new_dep: Deployment = dep, new_req: Requirement = req) -> Plan | None:
         try:
@@ -65,7 +65,7 @@ def _levers(
         except ValueError:
             return None
 
-    yield from _lever_fixes(catalog, dep, req, run)
+    yield from _lever_fixes(catalog, dep, req, run, current)
     quality = notice("caveat_quality")
     for name in ("int8", "int4"):
         weights = WEIGHT_PRECISIONS[name]
@@ -129,10 +129,11 @@ def draft_for(catalog: Catalog, target: ModelSpec) -> ModelSpec | None:
     return min(candidates, key=lambda m: parameter_counts(m).total, default=None)
 
 
-def _lever_fixes(catalog: Catalog, dep: Deployment, req: Requirement, run) -> Iterator[tuple[Notice, Notice, Plan]]:
-    """Levers that address the binding limit: speculation for TPOT, prefix caching for a shared
-    prompt, offloading weights for what does not fit."""
-    current = check(dep, req)
+def _lever_fixes(
+    catalog: Catalog, dep: Deployment, req: Requirement, run, current: Plan
+) -> Iterator[tuple[Notice, Notice, Plan]]:
+    """Levers that address the binding limit of ``current``: speculation for TPOT, prefix caching
+    for a shared prompt, offloading weights for what does not fit."""
     binding = current.binding.name
     levers = dep.levers
     if binding == "tpot" and levers.speculative is None and (draft := draft_for(catalog, dep.model)):
@@ -183,10 +184,10 @@ def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[Gpu
     """
     if options is None:
         options = gpu_options(catalog, dep, req)
-    current = check(dep, req).verdict
-    accepted = {"feasible"} if current == "marginal" else {"feasible", "marginal"}
+    current = check(dep, req)
+    accepted = {"feasible"} if current.verdict == "marginal" else {"feasible", "marginal"}
     found = []
-    for lever, caveat, plan in _levers(catalog, dep, req, options):
+    for lever, caveat, plan in _levers(catalog, dep, req, options, current):
         if plan is not None and plan.verdict in accepted:
             found.append(Fix(lever=lever, caveat=caveat, plan=plan, cost_per_hour=cost_per_hour(plan)))
     ranked = sorted(

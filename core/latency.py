@@ -216,7 +216,9 @@ def work_time(
     linear = np.asarray(linear, dtype=float) / tp
     attention = np.asarray(attention, dtype=float) / tp
     moved = np.asarray(weights, dtype=float) / tp + kv_per_gpu
-    host = np.asarray(steps, dtype=float) * dep.levers.offload.weights_bytes + host_bytes
+    offloaded = dep.levers.offload.weights_bytes
+    no_host_reads = not offloaded and isinstance(host_bytes, float) and host_bytes == 0.0
+    host = 0.0 if no_host_reads else np.asarray(steps, dtype=float) * offloaded + host_bytes
     return PhaseTime(
         compute_s=(linear / matmul_peak + attention / attention_peak) / eff.compute,
         memory_s=moved / (gpu.memory_bandwidth * eff.bandwidth),
@@ -246,7 +248,8 @@ def prefill_time(dep: Deployment, sequences, input_len) -> PhaseTime:
     With prefix caching only the uncached tokens are computed, attending to the cached ones; a
     speculative proposer with its own weights (draft model, MTP head) prefills the prompt too.
     """
-    cached = cached_prompt_tokens(dep.levers.prefix, input_len, dep.engine.block_size)
+    prefix = dep.levers.prefix
+    cached = cached_prompt_tokens(prefix, input_len, dep.engine.block_size) if "prefix" in dep.levers.active else 0.0
     new = np.asarray(input_len, dtype=float) - cached
     steps = prefill_steps(dep, sequences, new)
     phase = phase_time(dep, sequences, new, cached, steps)

@@ -12,6 +12,7 @@ The formulas that turn these into memory and time live in :mod:`core.speculative
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from core import units
@@ -124,7 +125,7 @@ class Levers:
         if self.attention not in ATTENTION_KERNELS:
             raise ValueError(f"attention must be one of {', '.join(ATTENTION_KERNELS)}, got {self.attention!r}")
 
-    @property
+    @functools.cached_property
     def active(self) -> tuple[str, ...]:
         """Names of the levers that are on."""
         on = []

@@ -31,6 +31,8 @@ def host_read_bandwidth(gpu: GpuSpec, eff: Efficiency) -> float:
 
 def host_read_seconds(gpu: GpuSpec, eff: Efficiency, bytes_read):
     """Time to read ``bytes_read`` bytes from host memory [s] (array-friendly); 0 for 0 bytes."""
+    if np.isscalar(bytes_read) and not bytes_read:
+        return 0.0
     bytes_read = np.asarray(bytes_read, dtype=float)
     if not np.any(bytes_read):
         return np.zeros_like(bytes_read) if bytes_read.ndim else 0.0

@@ -143,6 +143,8 @@ def simulate(
 
     def spill_s(blocks_used: float) -> float:
         """Reading the KV held beyond the GPU's budget from host memory, once per step [s]."""
+        if blocks_used <= gpu_blocks:
+            return 0.0
         return host_read_seconds(dep.gpu, dep.efficiency, max(blocks_used - gpu_blocks, 0.0) * block_bytes)
 
     def speculation(n: int, context: float) -> float:
