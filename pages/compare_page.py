@@ -9,6 +9,7 @@ from core.estimate import estimate
 from ui import charts, fmt
 from ui.cache import batch_sweep
 from ui.i18n import t
+from ui.levers import active_summary
 
 MAX_SAVED = 8
 MAX_COMPARED = 4
@@ -32,6 +33,7 @@ else:
         input=work.input_len,
         output=work.output_len,
         batch=work.batch,
+        levers=f" · {summary}" if (summary := active_summary(dep.levers)) else "",
     )
     left, right = st.columns([3, 1])
     left.markdown(t("compare.current", label=label))

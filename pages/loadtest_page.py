@@ -10,12 +10,15 @@ from core.load_sweep import load_sweep, predicted_rates, summarize
 from core.traffic import LENGTH_DISTRIBUTIONS, Traffic, read_lengths_csv
 from ui import fmt, sim_charts
 from ui.i18n import t
+from ui.levers import active_summary
 from ui.sidebar import require_scenario
 from ui.sim_inputs import lengths, number, run_simulation, sweep_rates, traffic_mode
 
 st.title(t("lt.title"))
 st.caption(t("lt.subtitle"))
 dep = require_scenario().deployment
+if summary := active_summary(dep.levers):
+    st.info(t("levers.on", levers=summary))
 
 mode = traffic_mode()
 left, middle, right = st.columns(3)

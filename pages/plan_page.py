@@ -15,6 +15,7 @@ from core.plan_report import csv_report, headroom_line, html_report, markdown_re
 from core.vllm_command import serve_command
 from ui import fmt
 from ui.i18n import lang, notice_text, t
+from ui.levers import active_summary
 from ui.plan_inputs import apply_preset, load_kind, number
 from ui.planning import plan_bundle
 from ui.sidebar import require_scenario
@@ -22,6 +23,8 @@ from ui.sidebar import require_scenario
 st.title(t("plan.title"))
 st.caption(t("plan.subtitle"))
 dep = require_scenario().deployment
+if summary := active_summary(dep.levers):
+    st.info(t("levers.on", levers=summary))
 
 st.selectbox(
     t("plan.preset"),

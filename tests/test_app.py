@@ -528,3 +528,14 @@ def test_load_test_page_runs_with_the_sidebars_levers(deploy):
         simulate(dep, Traffic(mode="rate", rate_per_s=1.0), 200, Lengths(mean=1000), Lengths(mean=200), 0)
     )
     assert metrics(at)["TTFT P99"] == fmt.duration(expected["ttft"]["p99"])
+    assert any(i.value == "Optimizations on: prefix cache (sidebar)." for i in at.info)
+
+
+def test_compare_keeps_scenarios_that_differ_only_in_a_lever(app):
+    app.switch_page("pages/compare_page.py").run()
+    app.button(key="save_scenario").click().run()
+    app.number_input(key="prefix").set_value(1024).run()
+    app.button(key="save_scenario").click().run()
+    assert not app.exception
+    labels = [item["label"] for item in app.session_state["saved"]]
+    assert len(labels) == 2 and labels[1].endswith("prefix cache")

@@ -199,3 +199,8 @@ def lever_inputs(model: ModelSpec, models: dict[str, ModelSpec], weights, tp: in
         targets=targets,
         attention=attention,
     )
+
+
+def active_summary(levers: Levers) -> str:
+    """The levers that are on, in the UI language ("" when none)."""
+    return ", ".join(t(f"levers.short_{name}") for name in levers.active)
