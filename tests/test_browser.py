@@ -246,3 +246,26 @@ def test_plan_form_gives_a_verdict(open_page):
     expect(page.get_by_test_id("stAlertContentSuccess").first).to_contain_text("Feasible")
     expect(page).to_have_url(re.compile(r"plan_users=5"))
     expect(page.get_by_test_id("stCode").first).to_contain_text("vllm serve meta-llama/Llama-3.1-8B")
+
+
+def test_a_shared_link_with_speculative_decoding_on(open_page):
+    from playwright.sync_api import expect
+
+    from core.levers import Levers, Speculative
+
+    page = open_page("?spec=draft&draft=Llama-3.2-1B&spec_k=4&spec_acc=0.7&batch=1", height=2600)
+    w = weight_precision("bf16")
+    dep = Deployment(
+        model=CATALOG.model("llama-3.1-8b"),
+        gpu=CATALOG.gpu("a10"),
+        weights=w,
+        kv=kv_precision("auto", w),
+        engine=EngineConfig(max_model_len=8192),
+        levers=Levers(speculative=Speculative(draft=CATALOG.model("llama-3.2-1b"), k=4, acceptance=0.7)),
+    )
+    result = estimate(dep, Workload(input_len=2048, output_len=512, batch=1))
+    expect(metric(page, "TPOT")).to_have_text(fmt.duration(result.latency.tpot_s), timeout=30_000)
+    expect(page.get_by_text("TPOT with and without speculative decoding")).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "explorer-levers-en.png"), full_page=True)
