@@ -281,3 +281,42 @@ def a10_dep(catalog):
 @pytest.fixture(scope="module")
 def draft_model(catalog):
     return catalog.model("llama-3.2-1b")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    prefix=st.integers(0, 6000),
+    hit_rate=st.floats(0.0, 1.0),
+    offload_gib=st.floats(0.0, 12.0),
+    kv_gib=st.floats(0.0, 64.0),
+    adapters=st.integers(0, 64),
+    eager=st.booleans(),
+    batch=st.integers(1, 300),
+    input_len=st.integers(1, 6000),
+)
+def test_any_lever_combination_gives_finite_non_negative_figures(
+    a10_dep, prefix, hit_rate, offload_gib, kv_gib, adapters, eager, batch, input_len
+):
+    levers = Levers(
+        prefix=PrefixCaching(shared_tokens=prefix, hit_rate=hit_rate),
+        offload=Offload(weights_bytes=offload_gib * units.GiB, kv_bytes=kv_gib * units.GiB),
+        lora=Lora(adapters=adapters) if adapters else None,
+        attention="eager" if eager else "flash",
+    )
+    dep = dataclasses.replace(a10_dep, levers=levers)
+    result = estimate(dep, Workload(input_len=input_len, output_len=128, batch=batch))
+    figures = [
+        result.latency.ttft_s,
+        result.latency.tpot_s,
+        result.throughput.output_tokens_per_s,
+        result.memory.kv_in_use,
+        result.kv.bytes_per_request,
+    ]
+    assert all(np.isfinite(v) and v > 0 for v in figures)
+    assert result.kv.max_concurrency_at_request_len >= 0
+    # every lever only adds time per token compared with the same setup without offloading or LoRA
+    lighter = dataclasses.replace(dep, levers=dataclasses.replace(levers, offload=Offload(), lora=None))
+    assert (
+        result.latency.tpot_s
+        >= estimate(lighter, Workload(input_len=input_len, output_len=128, batch=batch)).latency.tpot_s
+    )
