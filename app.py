@@ -9,6 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
+import ui.preload  # noqa: F401 - first: imports everything once, so sessions never race on an import
 from core.catalog import load_catalog
 from ui.i18n import t
 from ui.sidebar import render_sidebar

@@ -539,3 +539,28 @@ def test_compare_keeps_scenarios_that_differ_only_in_a_lever(app):
     assert not app.exception
     labels = [item["label"] for item in app.session_state["saved"]]
     assert len(labels) == 2 and labels[1].endswith("prefix cache")
+
+
+CHARTED_PAGES = ["pages/explorer_page.py", "pages/loadtest_page.py", "pages/learn_page.py", "pages/compare_page.py"]
+
+
+@pytest.mark.parametrize("page", [*CHARTED_PAGES, "pages/validation_page.py", "levers"])
+def test_every_figure_passes_plotlys_validation(page):
+    """Figures are built without plotly's per-property validation (ui/figure.py): validate them here."""
+    import plotly.graph_objects as go
+
+    if page == "levers":
+        at = open_app(spec="draft", prefix="1024", attn="eager", lora_n="2", offload_w="1.0")
+    else:
+        at = open_app()
+        at.switch_page(page).run()
+    if page.endswith("compare_page.py"):
+        at.button(key="save_scenario").click().run()
+    if page.endswith("loadtest_page.py"):
+        at.button(key="lt_run_sweep").click().run()
+    assert not at.exception
+    drawn = figures(at)
+    assert drawn
+    for spec in drawn:
+        go.Figure(spec)  # raises ValueError on any property plotly.js would not understand
+        assert isinstance(spec["layout"]["title"], dict) or "title" not in spec["layout"]

@@ -6,8 +6,12 @@ import numpy as np
 import streamlit as st
 
 from core.deployment import Deployment
+from core.plan import Requirement
 from core.sweep import Sweep, max_concurrency_by_length, sweep
 
+FAST_HASH = {Deployment: hash, Requirement: hash}
+"""Cache keys from the frozen dataclasses' own hash (a few µs) instead of Streamlit's recursive
+hashing of every field (about 5 ms a call for a Deployment, most of a cached rerun's cost)."""
 BATCHES = np.arange(1, 1025)
 REFERENCE_PROMPTS = (512, 2048, 8192, 32768)
 CURVE_POINTS = 64
@@ -19,12 +23,12 @@ def sweep_lengths(current: int, longest: int) -> tuple[int, ...]:
     return tuple(sorted({current, *(n for n in REFERENCE_PROMPTS if n <= longest)}))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=FAST_HASH)
 def batch_sweep(dep: Deployment, prompt_lens: tuple[int, ...], output_len: int) -> Sweep:
     return sweep(dep, BATCHES, np.array(prompt_lens), output_len)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=FAST_HASH)
 def concurrency_by_length(dep: Deployment) -> tuple[np.ndarray, np.ndarray]:
     """Max concurrent requests for request lengths from 256 tokens to max_model_len."""
     longest = max(dep.max_model_len, SHORTEST_CURVE_LENGTH + 1)

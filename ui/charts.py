@@ -1,6 +1,7 @@
 """Plotly figures for the pages. Inputs are core results; every label comes from the catalog.
 
-Built with ``plotly.graph_objects`` (plotly.express costs 20-30 ms more per figure).
+Built as plain data with :class:`ui.figure.Figure` (plotly's call-by-call validation was most of
+a rerun's cost); tests validate every drawn figure with plotly's own validators.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import plotly.graph_objects as go
 from core import units
 from core.estimate import Estimate
 from core.sweep import Sweep
+from ui.figure import Figure
 from ui.i18n import t
 
 COLORS = {
@@ -28,6 +30,37 @@ COLORS = {
     "reserved": "#94a3b8",
 }
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706")
+
+
+def reference_line(figure: Figure, *, x=None, y=None, dash: str, color: str, text: str = "", bottom=False) -> None:
+    """A vertical (x) or horizontal (y) line across the plot with an optional label, as a layout
+    shape (plotly's add_vline/add_hline cost about 5 ms each: they resolve every axis)."""
+    vertical = x is not None
+    shape = {
+        "type": "line",
+        "xref": "x" if vertical else "paper",
+        "yref": "paper" if vertical else "y",
+        "x0": x if vertical else 0,
+        "x1": x if vertical else 1,
+        "y0": 0 if vertical else y,
+        "y1": 1 if vertical else y,
+        "line": {"dash": dash, "color": color},
+    }
+    note = None
+    if text:
+        note = {
+            "text": text,
+            "showarrow": False,
+            "xref": "x" if vertical else "paper",
+            "yref": "paper" if vertical else "y",
+            "x": x if vertical else 1,
+            "y": (0 if bottom else 1) if vertical else y,
+            "xanchor": "left" if vertical else "right",
+            "yanchor": ("bottom" if bottom else "top") if vertical else "bottom",
+        }
+    figure.add_shape(shape, note)
+
+
 LAYOUT = {"margin": {"t": 50, "b": 50, "l": 60, "r": 20}, "legend": {"orientation": "h", "y": -0.25}}
 
 
@@ -53,7 +86,7 @@ def memory_figure(result: Estimate) -> go.Figure:
         ("held_back", m.held_back),
         ("reserved", m.driver_reserved),
     ]
-    figure = go.Figure()
+    figure = Figure()
     for key, value in parts:
         if value <= 0:
             continue
@@ -67,43 +100,37 @@ def memory_figure(result: Estimate) -> go.Figure:
             hovertemplate=f"{label}: %{{x:.2f}} GiB<extra></extra>",
         )
     limit = m.capacity - m.driver_reserved - m.held_back
-    figure.add_vline(
+    reference_line(
+        figure,
         x=_gib(m.capacity),
-        line_dash="dash",
-        line_color="#111827",
-        annotation_text=t("memory.capacity", value=f"{_gib(m.capacity):.1f}"),
+        dash="dash",
+        color="#111827",
+        text=t("memory.capacity", value=f"{_gib(m.capacity):.1f}"),
     )
-    figure.add_vline(
-        x=_gib(limit),
-        line_dash="dot",
-        line_color="#475569",
-        annotation_text=t("memory.engine_limit"),
-        annotation_position="bottom right",
-    )
+    reference_line(figure, x=_gib(limit), dash="dot", color="#475569", text=t("memory.engine_limit"), bottom=True)
     figure.update_layout(barmode="stack", height=260, xaxis_title="GiB", title=t("memory.title"), **LAYOUT)
-    return figure
+    return figure.build()
 
 
 def concurrency_bars(result: Estimate) -> go.Figure:
     kv = result.kv
     labels = [t("concurrency.paged"), t("concurrency.vllm"), t("concurrency.contiguous")]
     values = [kv.max_concurrency_at_request_len, kv.max_concurrency_at_max_model_len, kv.max_concurrency_contiguous]
-    figure = go.Figure(
-        go.Bar(
-            x=labels,
-            y=values,
-            marker_color=["#16a34a", "#2563eb", "#94a3b8"],
-            text=[f"{v:,.0f}" if i != 1 else f"{v:,.2f}x" for i, v in enumerate(values)],
-            textposition="outside",
-            hovertemplate="%{x}: %{y:,.2f}<extra></extra>",
-        )
+    figure = Figure()
+    figure.add_bar(
+        x=labels,
+        y=values,
+        marker_color=["#16a34a", "#2563eb", "#94a3b8"],
+        text=[f"{v:,.0f}" if i != 1 else f"{v:,.2f}x" for i, v in enumerate(values)],
+        textposition="outside",
+        hovertemplate="%{x}: %{y:,.2f}<extra></extra>",
     )
     figure.update_layout(height=320, yaxis_title=t("concurrency.requests"), title=t("concurrency.title"), **LAYOUT)
-    return figure
+    return figure.build()
 
 
 def concurrency_curve(lengths: np.ndarray, counts: np.ndarray, current_len: int, current: int) -> go.Figure:
-    figure = go.Figure()
+    figure = Figure()
     figure.add_scatter(
         x=lengths,
         y=counts,
@@ -127,7 +154,7 @@ def concurrency_curve(lengths: np.ndarray, counts: np.ndarray, current_len: int,
         title=t("concurrency.curve_title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def _shown_batches(total: int, wall: float, batch: int) -> int:
@@ -146,7 +173,7 @@ def throughput_tpot_figure(grid: Sweep, row: int, batch: int, wall: int) -> go.F
     batches = grid.batches[:upto]
     fits = batches <= wall
     hover = t("triangle.hover") + "<extra></extra>"
-    figure = go.Figure()
+    figure = Figure()
     figure.add_scatter(
         x=tpot_ms[fits],
         y=rate[fits],
@@ -209,12 +236,12 @@ def throughput_tpot_figure(grid: Sweep, row: int, batch: int, wall: int) -> go.F
         title=t("triangle.title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def ttft_figure(grid: Sweep, batch: int, input_len: int) -> go.Figure:
     """TTFT against batch size, one line per prompt length; the current setting is marked."""
-    figure = go.Figure()
+    figure = Figure()
     for row, length in enumerate(grid.input_lens):
         figure.add_scatter(
             x=grid.batches,
@@ -238,7 +265,7 @@ def ttft_figure(grid: Sweep, batch: int, input_len: int) -> go.Figure:
         title=t("ttft.title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def tradeoff_figure(scores: dict[str, float]) -> go.Figure:
@@ -246,14 +273,13 @@ def tradeoff_figure(scores: dict[str, float]) -> go.Figure:
     keys = ["memory", "latency", "throughput"]
     labels = [t(f"tradeoff.{k}") for k in keys]
     values = [scores[k] for k in keys]
-    figure = go.Figure(
-        go.Scatterpolar(
-            r=[*values, values[0]],
-            theta=[*labels, labels[0]],
-            fill="toself",
-            line_color="#2563eb",
-            hovertemplate="%{theta}: %{r:.0%}<extra></extra>",
-        )
+    figure = Figure()
+    figure.add_scatterpolar(
+        r=[*values, values[0]],
+        theta=[*labels, labels[0]],
+        fill="toself",
+        line_color="#2563eb",
+        hovertemplate="%{theta}: %{r:.0%}<extra></extra>",
     )
     figure.update_layout(
         height=320,
@@ -262,14 +288,14 @@ def tradeoff_figure(scores: dict[str, float]) -> go.Figure:
         title=t("tradeoff.title"),
         margin={"t": 60, "b": 30, "l": 40, "r": 40},
     )
-    return figure
+    return figure.build()
 
 
 def roofline_figure(peak_flops: float, bandwidth: float, points: dict[str, tuple[float, float]]) -> go.Figure:
     """Attainable FLOP/s = min(peak, bandwidth x intensity), with operating points (intensity, FLOP/s)."""
     intensity = np.geomspace(0.1, 10_000, 200)
     attainable = np.minimum(peak_flops, bandwidth * intensity) / units.TERA
-    figure = go.Figure()
+    figure = Figure()
     figure.add_scatter(x=intensity, y=attainable, mode="lines", name=t("roofline.roof"), line={"color": "#111827"})
     ridge = peak_flops / bandwidth
     # a trace, not add_vline: plotly places vline annotations inconsistently on log axes
@@ -297,12 +323,12 @@ def roofline_figure(peak_flops: float, bandwidth: float, points: dict[str, tuple
         title=t("roofline.title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def compare_curves(curves: list[tuple[str, Sweep, int]]) -> go.Figure:
     """Throughput against TPOT of several scenarios (each a one-prompt-length sweep) and their points."""
-    figure = go.Figure()
+    figure = Figure()
     hover = t("triangle.hover") + "<extra></extra>"
     for index, (label, grid, batch) in enumerate(curves):
         color = PALETTE[index % len(PALETTE)]
@@ -332,11 +358,11 @@ def compare_curves(curves: list[tuple[str, Sweep, int]]) -> go.Figure:
         title=t("compare.curves_title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def compare_memory(results: list[tuple[str, Estimate]]) -> go.Figure:
-    figure = go.Figure()
+    figure = Figure()
     labels = [label for label, _ in results]
     for key, getter in (
         ("weights", lambda m: m.weights),
@@ -355,4 +381,4 @@ def compare_memory(results: list[tuple[str, Estimate]]) -> go.Figure:
     figure.update_layout(
         barmode="stack", height=380, yaxis_title=t("compare.memory_axis"), title=t("compare.memory_title"), **LAYOUT
     )
-    return figure
+    return figure.build()

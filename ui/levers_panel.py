@@ -14,7 +14,8 @@ from core.deployment import Deployment, Workload
 from core.latency import decode_step_time
 from core.whatif import Comparison, WhatIf, what_if
 from ui import fmt
-from ui.charts import LAYOUT, PALETTE
+from ui.charts import LAYOUT, PALETTE, reference_line
+from ui.figure import Figure
 from ui.i18n import t
 
 SPEC_BATCHES = np.unique(np.geomspace(1, 1024, 41).round().astype(int))
@@ -149,7 +150,7 @@ def speculation_figure(dep: Deployment, work: Workload) -> go.Figure:
     plain = dataclasses.replace(dep, levers=dataclasses.replace(dep.levers, speculative=None))
     with_spec = np.asarray(decode_step_time(dep, SPEC_BATCHES, context).seconds) / units.MS
     without = np.asarray(decode_step_time(plain, SPEC_BATCHES, context).seconds) / units.MS
-    figure = go.Figure()
+    figure = Figure()
     figure.add_scatter(x=SPEC_BATCHES, y=without, name=t("levers.without_label"), line_color=PALETTE[0])
     figure.add_scatter(x=SPEC_BATCHES, y=with_spec, name=t("levers.with_label"), line_color=PALETTE[2])
     figure.add_scatter(
@@ -160,7 +161,7 @@ def speculation_figure(dep: Deployment, work: Workload) -> go.Figure:
         line_dash="dot",
         line_color="#6b7280",
     )
-    figure.add_vline(x=work.batch, line_dash="dash", line_color="#111827")
+    reference_line(figure, x=work.batch, dash="dash", color="#111827")
     figure.update_layout(
         title=t("levers.spec_chart"),
         xaxis={"title": t("sidebar.batch"), "type": "log"},
@@ -169,7 +170,7 @@ def speculation_figure(dep: Deployment, work: Workload) -> go.Figure:
         height=360,
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def eager_figure(dep: Deployment, free_bytes: float) -> go.Figure:
@@ -177,10 +178,10 @@ def eager_figure(dep: Deployment, free_bytes: float) -> go.Figure:
     longest = dep.max_model_len
     lengths = np.linspace(1, longest, EAGER_POINTS)
     eager = np.asarray(score_matrix_bytes(dep.model, dep.parallel.tp, 1, lengths)) / units.GiB
-    figure = go.Figure()
+    figure = Figure()
     figure.add_scatter(x=lengths, y=eager, name=t("levers.eager_line"), line_color=PALETTE[1])
     figure.add_scatter(x=lengths, y=np.zeros_like(lengths), name=t("levers.flash_line"), line_color=PALETTE[2])
-    figure.add_hline(y=max(free_bytes, 0.0) / units.GiB, line_dash="dash", annotation_text=t("levers.free_line"))
+    reference_line(figure, y=max(free_bytes, 0.0) / units.GiB, dash="dash", color="#111827", text=t("levers.free_line"))
     figure.update_layout(
         title=t("levers.eager_chart"),
         xaxis_title=t("sidebar.input_len"),
@@ -188,4 +189,4 @@ def eager_figure(dep: Deployment, free_bytes: float) -> go.Figure:
         height=340,
         **LAYOUT,
     )
-    return figure
+    return figure.build()

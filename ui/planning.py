@@ -11,6 +11,7 @@ from core.deployment import Deployment
 from core.fixes import Fix, fixes
 from core.plan import Plan, Requirement, check
 from core.solve import GpuOption, Sizing, gpu_options, max_prompt_len, max_users, min_gpus
+from ui.cache import FAST_HASH
 
 GPU_OPTIONS_SHOWN = 5
 
@@ -30,18 +31,19 @@ class PlanBundle:
     gpu_options: list[NamedOption]
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=FAST_HASH)
 def plan_bundle(dep: Deployment, req: Requirement) -> PlanBundle:
     catalog = load_catalog()
     plan = check(dep, req)
     names = {g.id: g.name for g in catalog.gpus}
+    every_option = gpu_options(catalog, dep, req)  # sized once: the fixes compare against them too
     options = [
         NamedOption(gpu_id=o.gpu_id, sizing=o.sizing, cost_per_hour=o.cost_per_hour, gpu_name=names[o.gpu_id])
-        for o in gpu_options(catalog, dep, req)[:GPU_OPTIONS_SHOWN]
+        for o in every_option[:GPU_OPTIONS_SHOWN]
     ]
     return PlanBundle(
         plan=plan,
-        fixes=fixes(catalog, dep, req) if plan.verdict != "feasible" else [],
+        fixes=fixes(catalog, dep, req, every_option) if plan.verdict != "feasible" else [],
         max_load=max_users(dep, req),
         max_prompt=max_prompt_len(dep, req),
         min_gpus=min_gpus(dep, req),

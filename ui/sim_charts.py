@@ -9,11 +9,12 @@ from core import units
 from core.load_sweep import LoadSweep
 from core.simulate import SimResult
 from ui.charts import LAYOUT
+from ui.figure import Figure
 from ui.i18n import t
 
 
 def distribution_figure(result: SimResult) -> go.Figure:
-    figure = go.Figure()
+    figure = Figure()
     for name, values in (("TTFT", result.ttft), ("TPOT", result.tpot)):
         if values.size:
             figure.add_histogram(
@@ -31,11 +32,11 @@ def distribution_figure(result: SimResult) -> go.Figure:
         title=t("lt.distribution_title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def series_figure(result: SimResult) -> go.Figure:
-    figure = go.Figure()
+    figure = Figure()
     figure.add_scatter(x=result.series_time, y=result.series_waiting, name=t("lt.waiting"), mode="lines")
     figure.add_scatter(x=result.series_time, y=result.series_running, name=t("lt.running"), mode="lines")
     figure.add_scatter(
@@ -54,12 +55,12 @@ def series_figure(result: SimResult) -> go.Figure:
         title=t("lt.series_title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def sweep_figure(sweep: LoadSweep, ttft_slo_s: float | None) -> go.Figure:
     rates = np.array([p.rate for p in sweep.points])
-    figure = go.Figure()
+    figure = Figure()
     figure.add_scatter(
         x=rates, y=[p.ttft_p50_s / units.MS for p in sweep.points], name="TTFT P50", mode="lines+markers"
     )
@@ -97,12 +98,12 @@ def sweep_figure(sweep: LoadSweep, ttft_slo_s: float | None) -> go.Figure:
         title=t("lt.sweep_title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def sweep_throughput_figure(sweep: LoadSweep) -> go.Figure:
     rates = [p.rate for p in sweep.points]
-    figure = go.Figure()
+    figure = Figure()
     figure.add_scatter(
         x=rates, y=[p.request_throughput_per_s for p in sweep.points], mode="lines+markers", name=t("lt.achieved")
     )
@@ -114,12 +115,12 @@ def sweep_throughput_figure(sweep: LoadSweep) -> go.Figure:
         title=t("lt.throughput_title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def parity_figure(frame) -> go.Figure:
     """Predicted against measured, one colour per metric, on log axes with the diagonal."""
-    figure = go.Figure()
+    figure = Figure()
     if len(frame):
         for metric, group in frame.groupby("metric"):
             figure.add_scatter(
@@ -142,13 +143,13 @@ def parity_figure(frame) -> go.Figure:
         title=t("val.parity_title"),
         **LAYOUT,
     )
-    return figure
+    return figure.build()
 
 
 def sensitivity_figure(swings, metric_label: str) -> go.Figure:
     """A tornado: the relative change of the metric when each factor goes down or up."""
     names = [t(f"sens.{s.factor}") for s in swings][::-1]
-    figure = go.Figure()
+    figure = Figure()
     figure.add_bar(
         y=names,
         x=[s.low * 100 for s in swings][::-1],
@@ -172,4 +173,4 @@ def sensitivity_figure(swings, metric_label: str) -> go.Figure:
         title=t("sens.title", metric=metric_label),
         **LAYOUT,
     )
-    return figure
+    return figure.build()

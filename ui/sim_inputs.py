@@ -9,6 +9,7 @@ from core.deployment import Deployment
 from core.simulate import SimResult, simulate
 from core.traffic import TRAFFIC_MODES, Lengths, Traffic
 from ui import url_inputs
+from ui.cache import FAST_HASH
 from ui.i18n import t
 
 PREFIX = "lt_"
@@ -25,7 +26,7 @@ def number(label: str, name: str, default, low, high, help: str | None = None):
     return url_inputs.number(PREFIX + name, label, default, low, high, help)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, show_spinner=False, hash_funcs=FAST_HASH)
 def run_simulation(dep: Deployment, traffic: Traffic, num_requests: int, prompts, answers, seed: int) -> SimResult:
     return simulate(dep, traffic, num_requests, prompts, answers, seed)
 
