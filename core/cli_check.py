@@ -20,6 +20,8 @@ from core.presets import load_presets
 from core.solve import gpu_options, max_prompt_len, max_users, min_gpus
 from core.vllm_command import serve_command
 
+CHEAPEST_SHOWN = 5  # catalog GPUs listed under "cheapest_gpus"
+
 
 def add_requirement_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", choices=sorted(load_presets()), help="start from a scenario preset")
@@ -81,7 +83,7 @@ def run_check(args: argparse.Namespace) -> str:
     if price is not None:
         dep = dataclasses.replace(dep, gpu=dataclasses.replace(dep.gpu, price_per_hour=price))
     plan = check(dep, req)
-    options = gpu_options(catalog, dep, req)
+    options = gpu_options(catalog, dep, req, limit=CHEAPEST_SHOWN + 1)
     found = fixes(catalog, dep, req, options) if plan.verdict != "feasible" else []
     data = plan_to_dict(plan, found, serve_command(plan), cost(plan, price) if price else None, args.lang)
     sizing = min_gpus(dep, req)
@@ -104,7 +106,7 @@ def run_check(args: argparse.Namespace) -> str:
                 "replicas": o.sizing.replicas,
                 "cost_per_hour": o.cost_per_hour,
             }
-            for o in options[:5]
+            for o in options[:CHEAPEST_SHOWN]
         ],
     }
     return json.dumps(data, indent=2, ensure_ascii=False) if args.json else format_plan(data, plan, found, args.lang)

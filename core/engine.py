@@ -81,11 +81,12 @@ CLASS_EFFICIENCY: dict[str, Efficiency] = {
     "gddr": Efficiency(compute=0.7, bandwidth=0.9, per_sequence_overhead_s=0.0, request_overhead_s=40 * units.MS),
 }
 """Defaults per GPU memory class; GPUs of no known class (custom ones) get Efficiency()."""
+FALLBACK_EFFICIENCY = Efficiency()
 
 
 def default_efficiency(memory_type: str) -> Efficiency:
     """The efficiency factors a GPU of this memory class ('hbm', 'gddr') gets unless set."""
-    return CLASS_EFFICIENCY.get(memory_type, Efficiency())
+    return CLASS_EFFICIENCY.get(memory_type) or FALLBACK_EFFICIENCY
 
 
 LARGE_GPU_BYTES = 70 * units.GiB

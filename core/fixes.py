@@ -183,7 +183,7 @@ def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[Gpu
     the catalog GPUs sized for the load (:func:`core.solve.gpu_options`), computed when not given.
     """
     if options is None:
-        options = gpu_options(catalog, dep, req)
+        options = gpu_options(catalog, dep, req, limit=OTHER_GPUS_SHOWN + 1)
     current = check(dep, req)
     accepted = {"feasible"} if current.verdict == "marginal" else {"feasible", "marginal"}
     found = []

@@ -119,16 +119,35 @@ class GpuOption:
     cost_per_hour: float | None
 
 
-def gpu_options(catalog: Catalog, dep: Deployment, req: Requirement) -> list[GpuOption]:
-    """Every catalog GPU that can serve the load, cheapest per hour first (unpriced last, by GPU count)."""
-    options = []
-    for gpu in catalog.gpus:
+def gpu_options(catalog: Catalog, dep: Deployment, req: Requirement, limit: int | None = None) -> list[GpuOption]:
+    """Catalog GPUs that can serve the load, cheapest per hour first (unpriced last, by GPU count).
+
+    With ``limit``, only the first ``limit`` of that list: GPUs are sized in ascending order of
+    price, and sizing stops once a GPU's price for a single GPU is no cheaper than the
+    ``limit``-th cheapest option found (an option costs at least one GPU's price); unpriced GPUs are
+    sized only when fewer than ``limit`` priced ones serve the load. Same result, far fewer checks.
+    """
+    priced = sorted((g for g in catalog.gpus if g.price_per_hour), key=lambda g: g.price_per_hour)
+    unpriced = [g for g in catalog.gpus if not g.price_per_hour]
+    options: list[GpuOption] = []
+
+    def size(gpu) -> None:
         try:
             sizing = min_gpus(dataclasses.replace(dep, gpu=gpu), req)
         except ValueError:
-            continue
-        if sizing is None:
-            continue
-        cost = gpu.price_per_hour * sizing.num_gpus if gpu.price_per_hour else None
-        options.append(GpuOption(gpu_id=gpu.id, sizing=sizing, cost_per_hour=cost))
-    return sorted(options, key=lambda o: (o.cost_per_hour is None, o.cost_per_hour or 0.0, o.sizing.num_gpus))
+            return
+        if sizing is not None:
+            cost = gpu.price_per_hour * sizing.num_gpus if gpu.price_per_hour else None
+            options.append(GpuOption(gpu_id=gpu.id, sizing=sizing, cost_per_hour=cost))
+
+    for gpu in priced:
+        if limit is not None and len(options) >= limit:
+            costs = sorted(o.cost_per_hour for o in options)
+            if gpu.price_per_hour >= costs[limit - 1]:
+                break
+        size(gpu)
+    if limit is None or len(options) < limit:
+        for gpu in unpriced:
+            size(gpu)
+    ranked = sorted(options, key=lambda o: (o.cost_per_hour is None, o.cost_per_hour or 0.0, o.sizing.num_gpus))
+    return ranked if limit is None else ranked[:limit]

@@ -301,3 +301,20 @@ def test_the_serve_command_carries_the_levers(deploy, catalog):
 def test_shared_prefix_len_is_range_checked():
     with pytest.raises(ValueError, match="shared_prefix_len"):
         Requirement(prompt_len=100, shared_prefix_len=200)
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "users"),
+    [("llama-3.1-8b", "a10", 50), ("llama-3.1-70b", "h100-sxm", 200), ("qwen3-30b-a3b", "l4", 20)],
+)
+def test_the_cheapest_few_gpus_are_the_head_of_the_full_ranking(deploy, catalog, model, gpu, users):
+    from core.solve import gpu_options
+
+    dep = deploy(model=model, gpu=gpu, max_model_len=2048)
+    req = dataclasses.replace(CHAT, users=users)
+    full = gpu_options(catalog, dep, req)
+    for limit in (1, 4, 6):
+        head = gpu_options(catalog, dep, req, limit=limit)
+        assert [(o.gpu_id, o.cost_per_hour, o.sizing.num_gpus) for o in head] == [
+            (o.gpu_id, o.cost_per_hour, o.sizing.num_gpus) for o in full[:limit]
+        ]

@@ -36,7 +36,8 @@ def plan_bundle(dep: Deployment, req: Requirement) -> PlanBundle:
     catalog = load_catalog()
     plan = check(dep, req)
     names = {g.id: g.name for g in catalog.gpus}
-    every_option = gpu_options(catalog, dep, req)  # sized once: the fixes compare against them too
+    # the cheapest few, sized once: the fixes offer the cheapest other GPUs among them
+    every_option = gpu_options(catalog, dep, req, limit=GPU_OPTIONS_SHOWN + 1)
     options = [
         NamedOption(gpu_id=o.gpu_id, sizing=o.sizing, cost_per_hour=o.cost_per_hour, gpu_name=names[o.gpu_id])
         for o in every_option[:GPU_OPTIONS_SHOWN]
