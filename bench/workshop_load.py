@@ -240,40 +240,48 @@ async def _warm_up(url: str) -> None:
     await Student(url, Stats()).run(0.0, random.Random(0), start_on_plan=False)
 
 
-async def _workshop(url: str, students: int, seconds: float, seed: int) -> Stats:
+async def _workshop(urls: list[str], students: int, seconds: float, seed: int) -> Stats:
     stats = Stats()
     tasks = []
     for i in range(students):
         rng = random.Random(seed + i)
         await asyncio.sleep(rng.uniform(0, 0.05))  # students join over a moment, not in one instant
+        url = urls[i % len(urls)]  # sticky: a student stays on the server it first reached
         tasks.append(asyncio.create_task(Student(url, stats).run(seconds, rng, start_on_plan=i % 2 == 1)))
     await asyncio.gather(*tasks)
     return stats
 
 
-def run_workshop(students: int, seconds: float, seed: int = 0, warm: bool = True) -> dict:
-    """Start a server, run the workshop against it, stop it; return the figures. ``warm=False``
-    lets every student hit the fresh server at once (the first-import race)."""
-    port = _free_port()
-    server = start_server(port)
-    url = f"ws://{HOST}:{port}/_stcore/stream"
+def run_workshop(students: int, seconds: float, seed: int = 0, warm: bool = True, servers: int = 1) -> dict:
+    """Start ``servers`` server processes, run the workshop against them (students spread evenly,
+    each staying on one, as sticky sessions behind a proxy would), stop them; return the figures.
+    ``warm=False`` lets every student hit a fresh server at once (the first-import race)."""
+    ports = [_free_port() for _ in range(servers)]
+    procs = [start_server(port) for port in ports]
+    urls = [f"ws://{HOST}:{port}/_stcore/stream" for port in ports]
     try:
-        rss_fresh = _proc_rss_mib(server.pid)
+        rss_fresh = sum(_proc_rss_mib(p.pid) for p in procs)
         if warm:
-            asyncio.run(_warm_up(url))
-        rss_before = _proc_rss_mib(server.pid)
-        cpu_before = _proc_cpu_seconds(server.pid)
+            for url in urls:
+                asyncio.run(_warm_up(url))
+        rss_before = sum(_proc_rss_mib(p.pid) for p in procs)
+        cpu_before = sum(_proc_cpu_seconds(p.pid) for p in procs)
         start = time.monotonic()
-        stats = asyncio.run(_workshop(url, students, seconds, seed))
+        client_before = time.process_time()
+        stats = asyncio.run(_workshop(urls, students, seconds, seed))
         wall = time.monotonic() - start
-        cpu = _proc_cpu_seconds(server.pid) - cpu_before
-        rss_after = _proc_rss_mib(server.pid)
+        client_cpu = time.process_time() - client_before
+        cpu = sum(_proc_cpu_seconds(p.pid) for p in procs) - cpu_before
+        rss_after = sum(_proc_rss_mib(p.pid) for p in procs)
     finally:
-        server.terminate()
-        server.wait(timeout=20)
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=20)
     latencies = sorted(stats.latencies)
     return {
         "students": students,
+        "servers": servers,
         "seconds": seconds,
         "reruns": stats.reruns,
         "reruns_per_s": stats.reruns / wall,
@@ -285,6 +293,7 @@ def run_workshop(students: int, seconds: float, seed: int = 0, warm: bool = True
         "errors": stats.errors,
         "wrong_values": stats.wrong,
         "server_cpu_share_of_one_core": cpu / wall,
+        "client_cpu_share_of_one_core": client_cpu / wall,
         "server_rss_mib": {
             "fresh": rss_fresh,
             "before": rss_before,
@@ -301,18 +310,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--cold", action="store_true", help="no warm-up session: every student hits a fresh server")
+    parser.add_argument("--servers", type=int, default=1, help="server processes, students spread over them")
     args = parser.parse_args(argv)
-    if not 1 <= args.students <= 200 or not 1 <= args.seconds <= 600:
-        parser.error("--students must be 1-200 and --seconds 1-600")
-    result = run_workshop(args.students, args.seconds, args.seed, warm=not args.cold)
+    if not 1 <= args.students <= 200 or not 1 <= args.seconds <= 600 or not 1 <= args.servers <= 8:
+        parser.error("--students must be 1-200, --seconds 1-600 and --servers 1-8")
+    result = run_workshop(args.students, args.seconds, args.seed, warm=not args.cold, servers=args.servers)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         lat = result["latency_ms"]
         print(
-            f"| {result['students']} | {result['seconds']:.0f} | {result['reruns']} | {result['reruns_per_s']:.1f} | "
+            f"| {result['students']} | {result['servers']} | {result['seconds']:.0f} | {result['reruns']} | "
+            f"{result['reruns_per_s']:.1f} | "
             f"{lat['p50']:.0f} | {lat['p95']:.0f} | {lat['max']:.0f} | {len(result['errors'])} | "
             f"{len(result['wrong_values'])} | {result['server_cpu_share_of_one_core']:.0%} | "
+            f"{result['client_cpu_share_of_one_core']:.0%} | "
             f"{result['server_rss_mib']['fresh']:.0f} / {result['server_rss_mib']['before']:.0f} -> "
             f"{result['server_rss_mib']['after']:.0f} |"
         )
