@@ -11,6 +11,7 @@ from core.traffic import LENGTH_DISTRIBUTIONS, Traffic, read_lengths_csv
 from ui import fmt, sim_charts
 from ui.i18n import t
 from ui.levers import active_summary
+from ui.safe import escape_markdown
 from ui.sidebar import require_scenario
 from ui.sim_inputs import lengths, number, run_simulation, sweep_rates, traffic_mode
 
@@ -62,7 +63,7 @@ try:
     with st.spinner(t("lt.running_sim")):
         result = run_simulation(dep, traffic, count, prompts, answers, seed)
 except ValueError as err:
-    st.error(t("lt.error", error=str(err)))
+    st.error(t("lt.error", error=escape_markdown(str(err))))
     st.stop()
 
 stats = summarize(result)

@@ -18,6 +18,7 @@ from ui.i18n import lang, notice_text, t
 from ui.levers import active_summary
 from ui.plan_inputs import apply_preset, load_kind, number
 from ui.planning import plan_bundle
+from ui.safe import escape_markdown
 from ui.sidebar import require_scenario
 
 st.title(t("plan.title"))
@@ -82,7 +83,7 @@ try:
         shared_prefix_len=shared_prefix,
     )
 except ValueError as err:
-    st.error(t("error.impossible", error=str(err)))
+    st.error(t("error.impossible", error=escape_markdown(str(err))))
     st.stop()
 if price > 0:
     dep = dataclasses.replace(dep, gpu=dataclasses.replace(dep.gpu, price_per_hour=price))

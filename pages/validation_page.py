@@ -10,6 +10,7 @@ from core.log_parse import LogError, parse_benchmark, parse_startup_log
 from ui import sim_charts
 from ui.calibration import apply_calibration
 from ui.i18n import t
+from ui.safe import escape_markdown
 from ui.sidebar import require_scenario
 from ui.validation_cache import validation_frame, validation_summary
 
@@ -60,7 +61,7 @@ try:
     if bench_text.strip():
         fits.append(calibrate_speed(dep, parse_benchmark(bench_text)))
 except (LogError, ValueError) as err:
-    st.error(t("val.cannot", error=str(err)))
+    st.error(t("val.cannot", error=escape_markdown(str(err))))
 if fits:
     merged = Calibration(
         compute=next((f.calibration.compute for f in fits if f.calibration.compute), None),
@@ -100,7 +101,7 @@ if upload is not None:
     try:
         loaded = Calibration.from_json(upload.getvalue())
     except ValueError as err:
-        st.error(t("val.cannot", error=str(err)))
+        st.error(t("val.cannot", error=escape_markdown(str(err))))
     else:
         st.button(
             t("val.apply_loaded", source=loaded.source or "file"),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from workshop_load import run_workshop  # noqa: E402
+from workshop_load import run_workshop
 
 
 def test_ten_students_for_ten_seconds_see_no_error_and_no_wrong_value():

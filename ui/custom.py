@@ -16,6 +16,7 @@ from core import units
 from core.gpu import GpuSpec
 from core.hf_config import MAX_CONFIG_BYTES, ConfigError, model_from_config, read_config
 from ui.i18n import t
+from ui.safe import clean_name, escape_markdown
 
 SAFE_ID = re.compile(r"[^a-z0-9._-]+")
 
@@ -42,8 +43,11 @@ def import_model_form(prefix: str) -> None:
 
 def _import_model(prefix: str) -> None:
     upload = st.session_state.get(f"{prefix}_upload")
-    name = st.session_state.get(f"{prefix}_model_name", "").strip()
-    source = upload.getvalue() if upload is not None else st.session_state.get(f"{prefix}_paste", "")
+    typed = st.session_state.get(f"{prefix}_model_name", "").strip()
+    name = clean_name(typed, "") if typed else ""
+    # bytes either way: read_config takes a str that is not JSON for a file path, and a paste box
+    # must never make the server open one of its own files
+    source = upload.getvalue() if upload is not None else st.session_state.get(f"{prefix}_paste", "").encode()
     result_key = f"{prefix}_model_result"
     if not source:
         st.session_state[result_key] = ("error", t("custom.nothing_to_import"))
@@ -53,7 +57,7 @@ def _import_model(prefix: str) -> None:
         model_id = "custom-" + _slug(name or str(config.get("_name_or_path") or "model"), "model")
         model = model_from_config(config, id=model_id, name=name or model_id, notes=t("custom.model_note"))
     except ConfigError as err:
-        st.session_state[result_key] = ("error", t("custom.config_error", error=str(err)))
+        st.session_state[result_key] = ("error", t("custom.config_error", error=escape_markdown(str(err))))
         return
     st.session_state.setdefault("custom_models", {})[model.id] = model
     st.session_state["model"] = model.id
@@ -67,6 +71,7 @@ GPU_FIELDS = {  # key suffix: (label key, default)
     "fp8": ("custom.gpu_fp8", 0.0),
     "int8": ("custom.gpu_int8", 0.0),
     "link": ("custom.gpu_link", 64.0),
+    "host": ("custom.gpu_host", 64.0),
 }
 
 
@@ -82,7 +87,7 @@ def custom_gpu_form(prefix: str) -> None:
 
 def _add_gpu(prefix: str) -> None:
     value = {suffix: float(st.session_state[f"{prefix}_gpu_{suffix}"]) for suffix in GPU_FIELDS}
-    name = st.session_state.get(f"{prefix}_gpu_name", "").strip() or "custom GPU"
+    name = clean_name(st.session_state.get(f"{prefix}_gpu_name", ""), "custom GPU")
     tensor = {"fp16": value["bf16"], "bf16": value["bf16"], "fp8": value["fp8"], "int8": value["int8"]}
     result_key = f"{prefix}_gpu_result"
     try:
@@ -99,11 +104,13 @@ def _add_gpu(prefix: str) -> None:
             tensor_flops=tuple(sorted((k, v * units.TERA) for k, v in tensor.items() if v > 0)),
             interconnect="pcie" if value["link"] > 0 else "none",
             link_bandwidth_bidirectional=value["link"] * units.GB,
+            host_link_generation="PCIe (custom)" if value["host"] > 0 else "",
+            host_link_bandwidth_bidirectional=value["host"] * units.GB,
             source_read=dt.date.today(),
             notes=t("custom.gpu_note"),
         )
     except ValueError as err:
-        st.session_state[result_key] = ("error", t("custom.gpu_error", error=str(err)))
+        st.session_state[result_key] = ("error", t("custom.gpu_error", error=escape_markdown(str(err))))
         return
     st.session_state.setdefault("custom_gpus", {})[gpu.id] = gpu
     st.session_state["gpu"] = gpu.id

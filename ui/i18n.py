@@ -9,7 +9,8 @@ import streamlit as st
 from core.messages import LANGUAGES, Notice, message
 
 LANGUAGE_NAMES = {"en": "English", "zh": "简体中文"}
-assert set(LANGUAGE_NAMES) == set(LANGUAGES)
+if set(LANGUAGE_NAMES) != set(LANGUAGES):
+    raise RuntimeError("ui.i18n.LANGUAGE_NAMES and the message catalog's languages differ")
 
 
 def lang() -> str:

@@ -22,6 +22,7 @@ from ui import url_inputs
 from ui.custom import custom_gpu_form, import_model_form
 from ui.i18n import LANGUAGE_NAMES, t
 from ui.levers import LeverInputs, active_lever_params, lever_inputs
+from ui.safe import escape_markdown
 
 DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 16}
 GPU_COUNTS = (1, 2, 4, 8)
@@ -268,6 +269,6 @@ def _store_scenario(
 def require_scenario() -> Scenario:
     """The sidebar's scenario, or (when it is impossible) the reason on the page and stop."""
     if error := st.session_state.get("scenario_error"):
-        st.error(t("error.impossible", error=error))
+        st.error(t("error.impossible", error=escape_markdown(error)))
         st.stop()
     return st.session_state["scenario"]
