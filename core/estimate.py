@@ -146,9 +146,14 @@ def latency_and_throughput(dep: Deployment, batch, input_len, output_len) -> tup
     return latency, throughput
 
 
-def estimate(dep: Deployment, workload: Workload) -> Estimate:
-    """Answer the whole question for one deployment and workload (see module docstring)."""
-    check_fits_context(dep, workload)
+def estimate(dep: Deployment, workload: Workload, *, enforce_context: bool = True) -> Estimate:
+    """Answer the whole question for one deployment and workload (see module docstring).
+
+    A request longer than max_model_len raises, unless ``enforce_context`` is False (the planner
+    reports it as its failed context check instead).
+    """
+    if enforce_context:
+        check_fits_context(dep, workload)
     tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
     in_use = batch_kv_bytes(dep, workload.batch, workload.request_len, workload.input_len)
     memory = memory_breakdown(dep, kv_in_use=in_use)

@@ -680,3 +680,11 @@ def test_hand_edited_plan_and_load_test_links_are_messages(query):
     for page in ("pages/plan_page.py", "pages/loadtest_page.py"):
         at.switch_page(page).run()
         assert not at.exception
+
+
+def test_a_plan_longer_than_the_models_context_is_a_failed_check_not_a_traceback():
+    # regression (found by tests/test_fuzz.py): check() raised when prompt + answer exceeded the context
+    at = open_app(model="gemma-2-27b", gpu="NVIDIA H100 SXM5 80GB", plan_answer="9000", plan_answer_p95="9000")
+    at.switch_page("pages/plan_page.py").run()
+    assert not at.exception
+    assert at.error[0].value.startswith("Not feasible: Context")

@@ -28,7 +28,7 @@ from core.simulate import simulate
 from core.sweep import sweep
 from core.traffic import Lengths, Traffic
 
-QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much]
+QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture]
 settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=QUIET)
 settings.register_profile("long", max_examples=800, deadline=None, suppress_health_check=QUIET)
 settings.load_profile(__import__("os").environ.get("HYPOTHESIS_PROFILE", "ci"))
