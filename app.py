@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-import ui.preload  # noqa: F401 - first: imports everything once, so sessions never race on an import
+import ui.preload
 from core.catalog import load_catalog
 from ui.i18n import t
 from ui.sidebar import render_sidebar
@@ -47,4 +47,14 @@ PAGES = [
     ),
     st.Page(HERE / "pages" / "catalog_page.py", title=t("nav.catalog"), icon=":material/list:", url_path="catalog"),
 ]
-st.navigation(PAGES).run()
+navigation = st.navigation(PAGES)
+if ui.preload.first_run_in_process():
+    # Until st.navigation has run once in a process, Streamlit treats pages/ as a legacy
+    # multipage folder, and the first session's widgets get other ids on its next run: its first
+    # change was dropped and the sliders fell back to their minimum. Rerunning once, before the
+    # visitor can touch anything, puts that session in the same mode as every later one (its
+    # widgets start again from their defaults and the URL; nothing was entered yet).
+    for key in list(st.session_state.keys()):
+        del st.session_state[key]
+    st.rerun()
+navigation.run()

@@ -50,3 +50,16 @@ def test_bandit_finds_nothing():
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_megabytes_of_junk_and_non_utf8_uploads_are_refused_before_parsing():
+    import pytest
+
+    from core.hf_config import MAX_CONFIG_BYTES, ConfigError, read_config
+
+    with pytest.raises(ConfigError, match="larger than"):
+        read_config(b"{" + b" " * MAX_CONFIG_BYTES + b"}")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        read_config(b'{"model_type": "\xff\xfe"}')
+    with pytest.raises(ConfigError, match="invalid JSON"):
+        read_config(b"/etc/passwd")  # bytes are never a path

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 
 import numpy  # noqa: F401
 import pandas  # noqa: F401
@@ -21,7 +22,21 @@ import plotly.graph_objects  # noqa: F401
 import core
 import ui
 
+_LOCK = threading.Lock()
+
 for package in (core, ui):
     for module in pkgutil.iter_modules(package.__path__):
         if module.name not in ("preload", "__main__"):
             importlib.import_module(f"{package.__name__}.{module.name}")
+
+
+_first_run = threading.Event()
+
+
+def first_run_in_process() -> bool:
+    """True for exactly one script run in this server process (the first), False after."""
+    with _LOCK:
+        if _first_run.is_set():
+            return False
+        _first_run.set()
+        return True
