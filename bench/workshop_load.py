@@ -134,6 +134,8 @@ class Student:
             elif kind == "delta" and forward.delta.WhichOneof("type") == "new_element":
                 self._read_element(forward.delta.new_element, shown)
             elif kind == "script_finished":
+                if forward.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    continue  # the app asked for a rerun (st.rerun): its output follows, as a browser sees
                 if forward.script_finished != ForwardMsg.FINISHED_SUCCESSFULLY:
                     shown["exceptions"].append(f"script finished with status {forward.script_finished}")
                 break
