@@ -276,11 +276,15 @@ def test_a_hostile_upload_is_a_message_and_injects_nothing(open_page, tmp_path):
     junk = tmp_path / "<img src=x onerror=alert(1)>.json"
     junk.write_bytes(b'{"model_type": "<script>window.pwned=1</script>", "x": "\xff\xfe"}')
     uploader.set_input_files(str(junk))
+    expect(sidebar.get_by_text(f"{junk.stat().st_size:.1f}B")).to_be_visible()
+    page.wait_for_load_state("networkidle")  # the file's upload request has finished
     add.click()
     expect(sidebar.get_by_test_id("stAlertContentError").filter(has_text="not UTF-8")).to_be_visible()
     link = tmp_path / "link.json"
     link.write_text('{"model_type": "[x](javascript:alert(1))", "num_hidden_layers": 2}')
     uploader.set_input_files(str(link))
+    expect(sidebar.get_by_text(f"{link.stat().st_size:.1f}B")).to_be_visible()
+    page.wait_for_load_state("networkidle")
     add.click()
     expect(sidebar.get_by_test_id("stAlertContentError").filter(has_text="unsupported model_type")).to_be_visible()
     expect(page.locator("script", has_text="pwned")).to_have_count(0)

@@ -27,16 +27,32 @@ def _slug(text: str, fallback: str) -> str:
 
 
 def _show_result(key: str) -> None:
-    if result := st.session_state.pop(key, None):
+    """The last add's outcome; it stays until the inputs change (a rerun that something else
+    starts, even one that interrupts this run, must not make the message vanish)."""
+    if result := st.session_state.get(key):
         kind, text = result
         (st.success if kind == "success" else st.error)(text)
 
 
+def _clear_result(key: str) -> None:
+    st.session_state.pop(key, None)
+
+
 def import_model_form(prefix: str) -> None:
     """Upload or paste a config.json; on success the model joins and is selected in the model list."""
-    st.file_uploader(t("custom.upload"), type=["json"], key=f"{prefix}_upload")
-    st.text_area(t("custom.paste"), key=f"{prefix}_paste", height=120, max_chars=MAX_CONFIG_BYTES)
-    st.text_input(t("custom.model_name"), key=f"{prefix}_model_name", max_chars=60)
+    result = f"{prefix}_model_result"
+    st.file_uploader(t("custom.upload"), type=["json"], key=f"{prefix}_upload", on_change=_clear_result, args=(result,))
+    st.text_area(
+        t("custom.paste"),
+        key=f"{prefix}_paste",
+        height=120,
+        max_chars=MAX_CONFIG_BYTES,
+        on_change=_clear_result,
+        args=(result,),
+    )
+    st.text_input(
+        t("custom.model_name"), key=f"{prefix}_model_name", max_chars=60, on_change=_clear_result, args=(result,)
+    )
     st.button(t("custom.add_model"), key=f"{prefix}_add_model", on_click=_import_model, args=(prefix,))
     _show_result(f"{prefix}_model_result")
 
