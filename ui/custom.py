@@ -26,35 +26,33 @@ def _slug(text: str, fallback: str) -> str:
     return slug or fallback
 
 
-def _show_result(key: str) -> None:
-    """The last add's outcome; it stays until the inputs change (a rerun that something else
-    starts, even one that interrupts this run, must not make the message vanish)."""
-    if result := st.session_state.get(key):
-        kind, text = result
+def _show_result(key: str, inputs: object = None) -> None:
+    """The last add's outcome while the inputs are those it was made from. It is kept in the
+    session rather than shown once, so a rerun that something else starts (even one that
+    interrupts this run) cannot make the message vanish; editing the inputs retires it."""
+    result = st.session_state.get(key)
+    if result and result[2] == inputs:
+        kind, text, _ = result
         (st.success if kind == "success" else st.error)(text)
 
 
-def _clear_result(key: str) -> None:
-    st.session_state.pop(key, None)
+def _model_inputs(prefix: str) -> tuple:
+    """What an import is made from: the uploaded file, the pasted text and the name."""
+    upload = st.session_state.get(f"{prefix}_upload")
+    return (
+        getattr(upload, "file_id", None),
+        st.session_state.get(f"{prefix}_paste", ""),
+        st.session_state.get(f"{prefix}_model_name", ""),
+    )
 
 
 def import_model_form(prefix: str) -> None:
     """Upload or paste a config.json; on success the model joins and is selected in the model list."""
-    result = f"{prefix}_model_result"
-    st.file_uploader(t("custom.upload"), type=["json"], key=f"{prefix}_upload", on_change=_clear_result, args=(result,))
-    st.text_area(
-        t("custom.paste"),
-        key=f"{prefix}_paste",
-        height=120,
-        max_chars=MAX_CONFIG_BYTES,
-        on_change=_clear_result,
-        args=(result,),
-    )
-    st.text_input(
-        t("custom.model_name"), key=f"{prefix}_model_name", max_chars=60, on_change=_clear_result, args=(result,)
-    )
+    st.file_uploader(t("custom.upload"), type=["json"], key=f"{prefix}_upload")
+    st.text_area(t("custom.paste"), key=f"{prefix}_paste", height=120, max_chars=MAX_CONFIG_BYTES)
+    st.text_input(t("custom.model_name"), key=f"{prefix}_model_name", max_chars=60)
     st.button(t("custom.add_model"), key=f"{prefix}_add_model", on_click=_import_model, args=(prefix,))
-    _show_result(f"{prefix}_model_result")
+    _show_result(f"{prefix}_model_result", _model_inputs(prefix))
 
 
 def _import_model(prefix: str) -> None:
@@ -66,18 +64,19 @@ def _import_model(prefix: str) -> None:
     source = upload.getvalue() if upload is not None else st.session_state.get(f"{prefix}_paste", "").encode()
     result_key = f"{prefix}_model_result"
     if not source:
-        st.session_state[result_key] = ("error", t("custom.nothing_to_import"))
+        st.session_state[result_key] = ("error", t("custom.nothing_to_import"), _model_inputs(prefix))
         return
     try:
         config = read_config(source)
         model_id = "custom-" + _slug(name or str(config.get("_name_or_path") or "model"), "model")
         model = model_from_config(config, id=model_id, name=name or model_id, notes=t("custom.model_note"))
     except ConfigError as err:
-        st.session_state[result_key] = ("error", t("custom.config_error", error=escape_markdown(str(err))))
+        message = t("custom.config_error", error=escape_markdown(str(err)))
+        st.session_state[result_key] = ("error", message, _model_inputs(prefix))
         return
     st.session_state.setdefault("custom_models", {})[model.id] = model
     st.session_state["model"] = model.id
-    st.session_state[result_key] = ("success", t("custom.model_added", name=model.name))
+    st.session_state[result_key] = ("success", t("custom.model_added", name=model.name), _model_inputs(prefix))
 
 
 GPU_FIELDS = {  # key suffix: (label key, default)
@@ -126,8 +125,8 @@ def _add_gpu(prefix: str) -> None:
             notes=t("custom.gpu_note"),
         )
     except ValueError as err:
-        st.session_state[result_key] = ("error", t("custom.gpu_error", error=escape_markdown(str(err))))
+        st.session_state[result_key] = ("error", t("custom.gpu_error", error=escape_markdown(str(err))), None)
         return
     st.session_state.setdefault("custom_gpus", {})[gpu.id] = gpu
     st.session_state["gpu"] = gpu.id
-    st.session_state[result_key] = ("success", t("custom.gpu_added", name=gpu.name))
+    st.session_state[result_key] = ("success", t("custom.gpu_added", name=gpu.name), None)
