@@ -47,10 +47,11 @@ def spilled_kv_bytes(kv_in_use, gpu_kv_budget: float, host_kv_bytes: float):
     return float(spill) if spill.ndim == 0 else spill
 
 
-def weights_offload_to_fit(kv_budget: float, offloaded: float, needed_kv: float, granularity: float) -> float:
-    """Smallest weight offload [bytes] that leaves ``needed_kv`` bytes of KV budget, rounded up to
-    ``granularity`` (vLLM takes whole GiB); 0 when the budget already holds it."""
+def weights_offload_to_fit(kv_budget: float, needed_kv: float, granularity: float) -> float:
+    """Least weight offload [bytes] that leaves ``needed_kv`` bytes of KV budget when the budget
+    without offloading is ``kv_budget``, rounded up to ``granularity`` (vLLM takes whole GiB);
+    0 when the budget already holds it."""
     short = needed_kv - kv_budget
     if short <= 0:
         return 0.0
-    return math.ceil((offloaded + short) / granularity) * granularity
+    return math.ceil(short / granularity) * granularity

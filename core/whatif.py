@@ -188,4 +188,4 @@ def weights_to_fit(dep: Deployment) -> float:
     without = _without(dep, offload=Offload(kv_bytes=dep.levers.offload.kv_bytes))
     current = estimate(without, Workload(input_len=1, output_len=1))
     needed = current.kv.bytes_per_max_len_request - current.memory.host_kv
-    return weights_offload_to_fit(current.memory.kv_budget, 0.0, needed, OFFLOAD_GRANULARITY)
+    return weights_offload_to_fit(current.memory.kv_budget, needed, OFFLOAD_GRANULARITY)

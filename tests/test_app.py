@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import json
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,50 +12,19 @@ from core import units
 from core.deployment import Workload
 from core.estimate import estimate
 from core.sweep import sweep
+from tests.app_helpers import (
+    DATA,
+    DEFAULT,
+    DEFAULT_WORK,
+    PAGES,
+    figures,
+    metrics,
+    open_app,
+    shown,
+    submit_gpu_form,
+    values,
+)
 from ui import fmt
-
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-DATA = Path(__file__).resolve().parent / "data"
-PAGES = [
-    "pages/explorer_page.py",
-    "pages/plan_page.py",
-    "pages/loadtest_page.py",
-    "pages/validation_page.py",
-    "pages/learn_page.py",
-    "pages/compare_page.py",
-    "pages/catalog_page.py",
-]
-DEFAULT = {"model": "llama-3.1-8b", "gpu": "a10", "max_model_len": 8192}
-DEFAULT_WORK = Workload(input_len=2048, output_len=512, batch=16)
-
-
-def shown(element) -> str:
-    """An alert's text as the reader sees it (Markdown escapes of user-supplied text removed)."""
-    return re.sub(r"\\(.)", r"\1", element.value)
-
-
-def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
-def values(field) -> np.ndarray:
-    """A trace's x or y: plotly sends numpy arrays as base64 ``bdata`` with a dtype."""
-    if isinstance(field, dict):
-        return np.frombuffer(base64.b64decode(field["bdata"]), dtype=field["dtype"])
-    return np.asarray(field)
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def open_app(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception
-    return at
 
 
 @pytest.fixture
@@ -259,11 +225,6 @@ def test_imported_model_is_selected_at_once(app):
     assert any("Added my qwen" in s.value for s in app.success)
 
 
-def submit_gpu_form(app: AppTest) -> None:
-    button = next(b for b in app.get("form_submit_button") if b.proto.form_id == "sidebar_gpu_form")
-    button.click().run()
-
-
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
@@ -402,289 +363,3 @@ def test_validation_page_rejects_junk(app):
     app.text_area(key="val_bench").input("<script>alert(1)</script>").run()
     assert not app.exception
     assert any("found no benchmark results" in shown(e) for e in app.error)
-
-
-# --- the Optimizations section (what-if levers) ------------------------------------------------
-
-
-def _with_levers(dep, **levers):
-    import dataclasses
-
-    from core.levers import Levers
-
-    return dataclasses.replace(dep, levers=Levers(**levers))
-
-
-def test_no_lever_is_on_by_default_and_the_panel_says_where_they_are(app):
-    assert app.selectbox(key="spec").value == "off"
-    assert app.selectbox(key="attn").value == "flash"
-    assert any("No optimization is on" in c.value for c in app.caption)
-
-
-def test_turning_on_speculative_decoding_gives_cores_numbers(app, deploy, catalog):
-    from core.levers import Speculative
-
-    app.slider(key="batch").set_value(1)
-    app.selectbox(key="spec").set_value("draft").run()
-    assert not app.exception
-    assert app.selectbox(key="draft").value == "llama-3.2-1b"  # the smallest model with Llama-3's vocabulary
-    app.slider(key="spec_k").set_value(4)
-    app.slider(key="spec_acc").set_value(0.7).run()
-    spec = Speculative(draft=catalog.model("llama-3.2-1b"), k=4, acceptance=0.7)
-    dep = _with_levers(deploy(**DEFAULT), speculative=spec)
-    expected = estimate(dep, Workload(input_len=2048, output_len=512, batch=1))
-    assert metrics(app)["TPOT"] == fmt.duration(expected.latency.tpot_s)
-    table = app.dataframe[0].value
-    tpot = table[table[""] == "TPOT"].iloc[0]
-    assert tpot["With"] == fmt.duration(expected.latency.tpot_s)
-    plain = estimate(deploy(**DEFAULT), Workload(input_len=2048, output_len=512, batch=1))
-    assert tpot["Without"] == fmt.duration(plain.latency.tpot_s)
-    titles = [f["layout"]["title"]["text"] for f in figures(app)]
-    assert "TPOT with and without speculative decoding" in titles
-    memory = next(f for f in figures(app) if f["layout"]["title"]["text"] == "Memory per GPU")
-    proposer = next(trace for trace in memory["data"] if trace["name"] == "Speculative proposer")
-    assert proposer["x"][0] == pytest.approx(expected.memory.proposer / units.GiB)
-
-
-def test_a_shared_prefix_shortens_ttft_and_raises_concurrency(app, deploy):
-    from core.levers import PrefixCaching
-
-    before = metrics(app)
-    app.number_input(key="prefix").set_value(1536).run()
-    assert not app.exception
-    dep = _with_levers(deploy(**DEFAULT), prefix=PrefixCaching(shared_tokens=1536))
-    expected = estimate(dep, DEFAULT_WORK)
-    shown = metrics(app)
-    assert shown["TTFT"] == fmt.duration(expected.latency.ttft_s)
-    assert shown["Max concurrent requests"] == fmt.count(expected.kv.max_concurrency_at_request_len)
-    assert int(shown["Max concurrent requests"]) > int(before["Max concurrent requests"])
-
-
-def test_offloading_makes_70b_int4_fit_a_24_gb_card_with_a_warning():
-    at = open_app(model="Llama-3.1-70B", gpu="NVIDIA GeForce RTX 4090", weights="int4", max_model_len="4096", batch="1")
-    assert metrics(at)["Fits"] == "no"
-    text = " ".join(m.value for m in at.markdown)
-    assert "offload 19 GiB of weights per GPU to host memory over PCIe 4.0 x16" in text  # offered as the fix
-    at.slider(key="offload_w").set_value(22.0).run()
-    assert not at.exception
-    assert metrics(at)["Fits"] == "yes"
-    assert any("does not make it fast" in w.value for w in at.warning)
-    assert any("Host memory" in c.value for c in at.caption)
-
-
-def test_lora_and_eager_attention_controls(app, deploy):
-    from core.levers import Lora
-
-    app.number_input(key="lora_n").set_value(4).run()
-    assert not app.exception
-    app.selectbox(key="lora_t").set_value("attention")
-    app.select_slider(key="lora_r").set_value(32).run()
-    dep = _with_levers(deploy(**DEFAULT), lora=Lora(adapters=4, rank=32, targets="attention"))
-    assert metrics(app)["TPOT"] == fmt.duration(estimate(dep, DEFAULT_WORK).latency.tpot_s)
-    text = " ".join(m.value for m in app.markdown)
-    assert "**Multi-LoRA**: 52.0 MiB per adapter" in text  # 32 x 32 x (8192 + 5120 + 5120 + 8192) x 2 B
-    app.selectbox(key="attn").set_value("eager").run()
-    assert not app.exception
-    assert any("eager attention materializes" in w.value for w in app.warning)
-    titles = [f["layout"]["title"]["text"] for f in figures(app)]
-    assert "Attention score memory of one prompt prefilled at once" in titles
-
-
-def test_levers_come_from_a_shared_link(deploy, catalog):
-    from core.levers import PrefixCaching, Speculative
-
-    at = open_app(spec="ngram", spec_k="3", spec_acc="0.5", prefix="1024", batch="2", lang="zh")
-    spec = Speculative(method="ngram", k=3, acceptance=0.5)
-    dep = _with_levers(deploy(**DEFAULT), speculative=spec, prefix=PrefixCaching(shared_tokens=1024))
-    expected = estimate(dep, Workload(input_len=2048, output_len=512, batch=2))
-    assert metrics(at)["TPOT"] == fmt.duration(expected.latency.tpot_s)
-    assert at.number_input(key="prefix").value == 1024
-
-
-def test_an_impossible_lever_is_a_message_and_the_inputs_survive():
-    at = open_app(model="Mixtral-8x7B-v0.1", gpu="NVIDIA H100 SXM5 80GB", weights="int4", lora_n="2")
-    assert not at.exception
-    assert any("mixture-of-experts" in shown(e) for e in at.error)
-    assert at.number_input(key="lora_n").value == 2
-    at.selectbox(key="lora_t").set_value("attention").run()
-    assert not at.exception and not at.error
-
-
-def test_plan_page_offers_prefix_caching_for_a_shared_prompt():
-    at = open_app(plan_users="4", plan_think="5.0", plan_prompt="2000", plan_prompt_p95="2000", plan_ttft_ms="300")
-    at.switch_page("pages/plan_page.py").run()
-    assert not at.exception
-    at.number_input(key="plan_shared_prefix").set_value(1500).run()
-    assert not at.exception
-    fixes = at.dataframe[1].value
-    assert fixes.iloc[:, 0].str.contains("prefix caching of the 1500-token shared prefix").any()
-
-
-def test_load_test_page_runs_with_the_sidebars_levers(deploy):
-    from core.levers import PrefixCaching
-    from core.load_sweep import summarize
-    from core.simulate import simulate
-    from core.traffic import Lengths, Traffic
-
-    at = open_app(lt_rate="1.0", lt_count="200", prefix="600")
-    at.switch_page("pages/loadtest_page.py").run()
-    assert not at.exception
-    dep = _with_levers(deploy(gpu="a10", max_model_len=8192), prefix=PrefixCaching(shared_tokens=600))
-    expected = summarize(
-        simulate(dep, Traffic(mode="rate", rate_per_s=1.0), 200, Lengths(mean=1000), Lengths(mean=200), 0)
-    )
-    assert metrics(at)["TTFT P99"] == fmt.duration(expected["ttft"]["p99"])
-    assert any(i.value == "Optimizations on: prefix cache (sidebar)." for i in at.info)
-
-
-def test_compare_keeps_scenarios_that_differ_only_in_a_lever(app):
-    app.switch_page("pages/compare_page.py").run()
-    app.button(key="save_scenario").click().run()
-    app.number_input(key="prefix").set_value(1024).run()
-    app.button(key="save_scenario").click().run()
-    assert not app.exception
-    labels = [item["label"] for item in app.session_state["saved"]]
-    assert len(labels) == 2 and labels[1].endswith("prefix cache")
-
-
-CHARTED_PAGES = ["pages/explorer_page.py", "pages/loadtest_page.py", "pages/learn_page.py", "pages/compare_page.py"]
-
-
-@pytest.mark.parametrize("page", [*CHARTED_PAGES, "pages/validation_page.py", "levers"])
-def test_every_figure_passes_plotlys_validation(page):
-    """Figures are built without plotly's per-property validation (ui/figure.py): validate them here."""
-    import plotly.graph_objects as go
-
-    if page == "levers":
-        at = open_app(spec="draft", prefix="1024", attn="eager", lora_n="2", offload_w="1.0")
-    else:
-        at = open_app()
-        at.switch_page(page).run()
-    if page.endswith("compare_page.py"):
-        at.button(key="save_scenario").click().run()
-    if page.endswith("loadtest_page.py"):
-        at.button(key="lt_run_sweep").click().run()
-    assert not at.exception
-    drawn = figures(at)
-    assert drawn
-    for spec in drawn:
-        go.Figure(spec)  # raises ValueError on any property plotly.js would not understand
-        assert isinstance(spec["layout"]["title"], dict) or "title" not in spec["layout"]
-
-
-# --- hostile input ------------------------------------------------------------------------------
-
-NINE_LAYERS = {
-    "model_type": "llama",
-    "hidden_size": 256,
-    "intermediate_size": 512,
-    "num_hidden_layers": 9,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 4,
-    "vocab_size": 1000,
-    "max_position_embeddings": 4096,
-}
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("[1, 2, 3]", "expected a JSON object"),
-        ('"just a string"', "expected a JSON object"),
-        ('{"model_type": "llama"}', "missing field"),
-        (json.dumps(NINE_LAYERS | {"num_attention_heads": 0}), "invalid field 'num_attention_heads'"),
-        (json.dumps(NINE_LAYERS | {"num_attention_heads": 30}), "multiple of"),
-        (json.dumps(NINE_LAYERS | {"num_attention_heads": 6, "head_dim": 32}), "multiple of"),
-        (json.dumps(NINE_LAYERS | {"num_hidden_layers": 1e12}), "invalid field 'num_hidden_layers'"),
-        (json.dumps(NINE_LAYERS | {"vocab_size": -5}), "invalid field 'vocab_size'"),
-        (json.dumps(NINE_LAYERS | {"hidden_size": "<script>alert(1)</script>"}), "invalid field 'hidden_size'"),
-        ('{"model_type": "[click](javascript:alert(1))"}', "unsupported model_type"),
-        ("{" * 5000, "invalid JSON"),
-        ("\x00\x01\x02 binary junk", "invalid JSON"),
-    ],
-)
-def test_hostile_config_pastes_are_messages_and_render_nothing(app, text, message):
-    app.slider(key="batch").set_value(5).run()
-    app.text_area(key="sidebar_paste").input(text)
-    app.button(key="sidebar_add_model").click().run()
-    assert not app.exception
-    errors = [e for e in app.error if message in shown(e)]
-    assert errors
-    # user text is escaped: no live link, HTML tag or emphasis reaches the Markdown renderer
-    assert not re.search(r"(?<!\\)\[click\]|(?<!\\)<script", errors[0].value)
-    assert app.slider(key="batch").value == 5 and metrics(app)["Fits"] in ("yes", "no")
-
-
-@pytest.mark.parametrize("path", ["/etc/passwd", str(DATA / "tiny_llama_config.json"), "../pyproject.toml"])
-def test_a_pasted_path_never_opens_a_server_file(app, path):
-    app.text_area(key="sidebar_paste").input(path)
-    app.button(key="sidebar_add_model").click().run()
-    assert not app.exception
-    assert any("invalid JSON" in shown(e) for e in app.error)
-    assert "custom_models" not in app.session_state or not app.session_state["custom_models"]
-
-
-def test_a_model_name_with_html_or_markdown_is_cleaned(app):
-    app.text_area(key="sidebar_paste").input(json.dumps(NINE_LAYERS))
-    app.text_input(key="sidebar_model_name").input("<img src=x onerror=alert(1)> [x](http://e) **b**")
-    app.button(key="sidebar_add_model").click().run()
-    assert not app.exception
-    (model,) = app.session_state["custom_models"].values()
-    assert not re.search(r"[<>\[\]*]", model.name)
-    assert app.selectbox(key="model").value == model.id
-
-
-def test_a_gpu_name_with_html_is_cleaned_and_impossible_links_are_messages(app):
-    app.text_input(key="sidebar_gpu_name").input("<b>lab</b> `card`")
-    app.number_input(key="sidebar_gpu_link").set_value(0.0)
-    submit_gpu_form(app)
-    assert not app.exception
-    gpu = app.session_state["custom_gpus"][app.selectbox(key="gpu").value]
-    assert not re.search(r"[<>`]", gpu.name)
-    app.selectbox(key="tp").set_value(2).run()  # no GPU-to-GPU link: two of them cannot work together
-    assert not app.exception
-    assert any("no GPU-to-GPU link" in shown(e) for e in app.error)
-
-
-@pytest.mark.parametrize(
-    "query",
-    [
-        {"batch": "-5", "input_len": "abc", "output_len": "1e999"},
-        {"batch": "1e9", "tp": "1000", "util": "7", "block": "0"},
-        {"prefix": "1e99", "prefix_hit": "-3", "offload_w": "1e9", "offload_kv": "nan"},
-        {"spec": "evil", "draft": "<script>alert(1)</script>", "spec_k": "999", "spec_acc": "inf"},
-        {"lora_n": "-1", "lora_r": "3", "lora_t": "<img>", "attn": "javascript:alert(1)"},
-        {"lang": "<img src=x>", "model": "../../etc/passwd", "gpu": "%00", "weights": "fp3"},
-        {"max_model_len": "-1", "mnbt": "9" * 400, "max_seqs": "[]", "eff_compute": "-1"},
-    ],
-)
-def test_hand_edited_links_with_extreme_values_never_break_a_page(query):
-    at = open_app(**query)
-    assert not at.exception
-    assert metrics(at)["Fits"] in ("yes", "no") or at.error
-    for page in ("pages/plan_page.py", "pages/loadtest_page.py", "pages/learn_page.py"):
-        at.switch_page(page).run()
-        assert not at.exception
-
-
-@pytest.mark.parametrize(
-    "query",
-    [
-        {"plan_users": "1e30", "plan_prompt": "-1", "plan_ttft_ms": "nan", "load": "<b>"},
-        {"load": "rate", "plan_rate": "0", "plan_replicas": "1e12", "plan_shared_prefix": "99999999"},
-        {"lt_rate": "-1", "lt_count": "1e12", "lt_prompt": "0", "traffic": "bogus"},
-    ],
-)
-def test_hand_edited_plan_and_load_test_links_are_messages(query):
-    at = open_app(**query)
-    for page in ("pages/plan_page.py", "pages/loadtest_page.py"):
-        at.switch_page(page).run()
-        assert not at.exception
-
-
-def test_a_plan_longer_than_the_models_context_is_a_failed_check_not_a_traceback():
-    # regression (found by tests/test_fuzz.py): check() raised when prompt + answer exceeded the context
-    at = open_app(model="gemma-2-27b", gpu="NVIDIA H100 SXM5 80GB", plan_answer="9000", plan_answer_p95="9000")
-    at.switch_page("pages/plan_page.py").run()
-    assert not at.exception
-    assert at.error[0].value.startswith("Not feasible: Context")

@@ -30,13 +30,12 @@ for package in (core, ui):
             importlib.import_module(f"{package.__name__}.{module.name}")
 
 
-_first_run = threading.Event()
+_first_run_done = False
 
 
 def first_run_in_process() -> bool:
     """True for exactly one script run in this server process (the first), False after."""
+    global _first_run_done
     with _LOCK:
-        if _first_run.is_set():
-            return False
-        _first_run.set()
-        return True
+        first, _first_run_done = not _first_run_done, True
+        return first

@@ -1,0 +1,61 @@
+"""Shared AppTest helpers: open the app (optionally from a URL), read metrics, figures and alerts."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from core.deployment import Workload
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+DATA = Path(__file__).resolve().parent / "data"
+PAGES = [
+    "pages/explorer_page.py",
+    "pages/plan_page.py",
+    "pages/loadtest_page.py",
+    "pages/validation_page.py",
+    "pages/learn_page.py",
+    "pages/compare_page.py",
+    "pages/catalog_page.py",
+]
+DEFAULT = {"model": "llama-3.1-8b", "gpu": "a10", "max_model_len": 8192}
+DEFAULT_WORK = Workload(input_len=2048, output_len=512, batch=16)
+
+
+def shown(element) -> str:
+    """An alert's text as the reader sees it (Markdown escapes of user-supplied text removed)."""
+    return re.sub(r"\\(.)", r"\1", element.value)
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def values(field) -> np.ndarray:
+    """A trace's x or y: plotly sends numpy arrays as base64 ``bdata`` with a dtype."""
+    if isinstance(field, dict):
+        return np.frombuffer(base64.b64decode(field["bdata"]), dtype=field["dtype"])
+    return np.asarray(field)
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def open_app(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception
+    return at
+
+
+def submit_gpu_form(app: AppTest) -> None:
+    button = next(b for b in app.get("form_submit_button") if b.proto.form_id == "sidebar_gpu_form")
+    button.click().run()
