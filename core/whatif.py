@@ -32,13 +32,18 @@ class Comparison:
     without: Estimate
     with_: Estimate
 
+    def values(self, metric: str) -> tuple[float, float]:
+        """(without, with) of ``tpot``, ``ttft``, ``throughput`` or ``concurrency``."""
+        return metric_value(self.without, metric), metric_value(self.with_, metric)
+
     def ratio(self, metric: str) -> float:
-        """with / without of ``tpot``, ``ttft``, ``throughput`` or ``concurrency``."""
-        values = [_metric(e, metric) for e in (self.without, self.with_)]
-        return values[1] / values[0] if values[0] else float("inf")
+        """with / without of ``metric``."""
+        without, with_ = self.values(metric)
+        return with_ / without if without else float("inf")
 
 
-def _metric(e: Estimate, metric: str) -> float:
+def metric_value(e: Estimate, metric: str) -> float:
+    """One headline figure of an estimate: tpot / ttft [s], throughput [tokens/s], concurrency."""
     return {
         "tpot": e.latency.tpot_s,
         "ttft": e.latency.ttft_s,

@@ -22,6 +22,7 @@ from core.catalog import load_catalog
 from core.deployment import Deployment, Workload
 from core.engine import EngineConfig
 from core.estimate import estimate
+from core.levers import Levers, Speculative
 from core.precision import kv_precision, weight_precision
 from ui import fmt
 
@@ -136,7 +137,7 @@ def press(slider, key: str, value: str) -> None:
     expect(slider).to_have_attribute("aria-valuetext", value)
 
 
-def expected(model="llama-3.1-8b", gpu="a10", weights="bf16", batch=16, input_len=2048, output_len=512):
+def expected(model="llama-3.1-8b", gpu="a10", weights="bf16", batch=16, input_len=2048, output_len=512, levers=None):
     w = weight_precision(weights)
     dep = Deployment(
         model=CATALOG.model(model),
@@ -144,6 +145,7 @@ def expected(model="llama-3.1-8b", gpu="a10", weights="bf16", batch=16, input_le
         weights=w,
         kv=kv_precision("auto", w),
         engine=EngineConfig(max_model_len=8192),
+        levers=levers or Levers(),
     )
     return estimate(dep, Workload(input_len=input_len, output_len=output_len, batch=batch))
 
@@ -244,19 +246,9 @@ def test_plan_form_gives_a_verdict(open_page):
 def test_a_shared_link_with_speculative_decoding_on(open_page):
     from playwright.sync_api import expect
 
-    from core.levers import Levers, Speculative
-
     page = open_page("?spec=draft&draft=Llama-3.2-1B&spec_k=4&spec_acc=0.7&batch=1", height=2600)
-    w = weight_precision("bf16")
-    dep = Deployment(
-        model=CATALOG.model("llama-3.1-8b"),
-        gpu=CATALOG.gpu("a10"),
-        weights=w,
-        kv=kv_precision("auto", w),
-        engine=EngineConfig(max_model_len=8192),
-        levers=Levers(speculative=Speculative(draft=CATALOG.model("llama-3.2-1b"), k=4, acceptance=0.7)),
-    )
-    result = estimate(dep, Workload(input_len=2048, output_len=512, batch=1))
+    spec = Speculative(draft=CATALOG.model("llama-3.2-1b"), k=4, acceptance=0.7)
+    result = expected(batch=1, levers=Levers(speculative=spec))
     expect(metric(page, "TPOT")).to_have_text(fmt.duration(result.latency.tpot_s), timeout=30_000)
     expect(page.get_by_text("TPOT with and without speculative decoding")).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)

@@ -59,15 +59,7 @@ def _table(effects: WhatIf) -> list[dict[str, str]]:
             ("throughput", t("metric.throughput"), fmt.rate),
             ("concurrency", t("metric.max_concurrency"), fmt.count),
         ):
-            values = [
-                {
-                    "ttft": e.latency.ttft_s,
-                    "tpot": e.latency.tpot_s,
-                    "throughput": e.throughput.output_tokens_per_s,
-                    "concurrency": e.kv.max_concurrency_at_request_len,
-                }[metric]
-                for e in (c.without, c.with_)
-            ]
+            values = c.values(metric)
             ratio = c.ratio(metric)
             rows.append(
                 {
