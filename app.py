@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui.preload
-from core.catalog import load_catalog
+from core.spec.catalog import load_catalog
 from ui.i18n import t
 from ui.sidebar import render_sidebar
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import statistics
 import time
 
-from core.catalog import load_catalog
-from core.deployment import Deployment
-from core.engine import EngineConfig
-from core.precision import kv_precision, weight_precision
-from core.simulate import simulate
-from core.traffic import Lengths, Traffic
+from core.serving.simulate import simulate
+from core.serving.traffic import Lengths, Traffic
+from core.spec.catalog import load_catalog
+from core.spec.deployment import Deployment
+from core.spec.engine import EngineConfig
+from core.spec.precision import kv_precision, weight_precision
 
 REQUESTS = 10_000
 REPEATS = 3

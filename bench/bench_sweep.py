@@ -12,12 +12,12 @@ import time
 
 import numpy as np
 
-from core.catalog import load_catalog
-from core.deployment import Deployment, Workload
-from core.engine import Parallelism
-from core.estimate import estimate
-from core.precision import kv_precision, weight_precision
-from core.sweep import sweep
+from core.estimate.result import estimate
+from core.estimate.sweep import sweep
+from core.spec.catalog import load_catalog
+from core.spec.deployment import Deployment, Workload
+from core.spec.engine import Parallelism
+from core.spec.precision import kv_precision, weight_precision
 
 CASES = [
     ("llama-3.1-8b", "h100-sxm", 1),  # dense GQA

@@ -15,10 +15,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-from core import units
-from core.catalog import load_catalog
-from core.engine import Efficiency
-from core.validation import fit_efficiency, load_rows
+from core.spec import units
+from core.spec.catalog import load_catalog
+from core.spec.engine import Efficiency
+from core.validation.dataset import fit_efficiency, load_rows
 
 COMPUTE = (0.3, 0.4, 0.5, 0.6, 0.7)
 BANDWIDTH = (0.5, 0.6, 0.7, 0.8, 0.9)

@@ -30,10 +30,10 @@ from bench_rerun import PAGES, p95, time_page  # noqa: E402
 from bench_sweep import deployment, timed  # noqa: E402
 from workshop_load import HOST, _free_port, run_workshop, start_server  # noqa: E402
 
-from core.engine import EngineConfig  # noqa: E402
-from core.simulate import simulate  # noqa: E402
-from core.sweep import sweep  # noqa: E402
-from core.traffic import Lengths, Traffic  # noqa: E402
+from core.estimate.sweep import sweep  # noqa: E402
+from core.serving.simulate import simulate  # noqa: E402
+from core.serving.traffic import Lengths, Traffic  # noqa: E402
+from core.spec.engine import EngineConfig  # noqa: E402
 
 Row = tuple[str, str, str, bool]  # what, figure, target, met
 

@@ -40,13 +40,14 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.catalog import load_catalog  # noqa: E402
-from core.deployment import Deployment, Workload  # noqa: E402
-from core.engine import EngineConfig  # noqa: E402
-from core.estimate import estimate  # noqa: E402
-from core.plan import Requirement, check  # noqa: E402
-from core.plan_report import verdict_sentence  # noqa: E402
-from core.precision import kv_precision, weight_precision  # noqa: E402
+from core.estimate.result import estimate  # noqa: E402
+from core.planning.check import check  # noqa: E402
+from core.planning.report import verdict_sentence  # noqa: E402
+from core.planning.requirement import Requirement  # noqa: E402
+from core.spec.catalog import load_catalog  # noqa: E402
+from core.spec.deployment import Deployment, Workload  # noqa: E402
+from core.spec.engine import EngineConfig  # noqa: E402
+from core.spec.precision import kv_precision, weight_precision  # noqa: E402
 from ui import fmt  # noqa: E402
 
 HOST = "127.0.0.1"  # loopback only

@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from core.catalog import DATA_DIR
+from core.spec.catalog import DATA_DIR
 
 MESSAGES_PATH = DATA_DIR / "messages.toml"
 LANGUAGES = ("en", "zh")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.catalog import load_catalog
-from core.report import gpu_to_dict, model_to_dict
+from core.estimate.report import gpu_to_dict, model_to_dict
+from core.spec.catalog import load_catalog
 from ui.custom import custom_gpu_form, import_model_form
 from ui.i18n import t
 

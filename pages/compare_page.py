@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.estimate import estimate
+from core.estimate.result import estimate
 from ui import charts, fmt
 from ui.cache import batch_sweep
 from ui.i18n import t

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.advice import fit_suggestions
-from core.estimate import estimate
-from core.sensitivity import sensitivity
-from core.tradeoff import tradeoff_scores
-from core.uncertainty import band
+from core.estimate.advice import fit_suggestions
+from core.estimate.result import estimate
+from core.estimate.tradeoff import tradeoff_scores
+from core.validation.sensitivity import sensitivity
+from core.validation.uncertainty import band
 from ui import charts, fmt, sim_charts
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
 from ui.i18n import notice_text, t

@@ -6,11 +6,12 @@ import dataclasses
 
 import streamlit as st
 
-from core import units
-from core.catalog import load_catalog
-from core.deployment import Workload
-from core.estimate import estimate
-from core.memory import kv_heads_per_gpu, layers_per_gpu, mha_equivalent_kv_bytes_per_token
+from core.estimate.result import estimate
+from core.memory.kv import kv_heads_per_gpu, mha_equivalent_kv_bytes_per_token
+from core.memory.weights import layers_per_gpu
+from core.spec import units
+from core.spec.catalog import load_catalog
+from core.spec.deployment import Workload
 from ui import charts, fmt
 from ui.i18n import t
 from ui.learn_levers import render_levers

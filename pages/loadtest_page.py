@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import units
-from core.load_sweep import load_sweep, predicted_rates, summarize
-from core.traffic import LENGTH_DISTRIBUTIONS, Traffic, read_lengths_csv
+from core.serving.load_sweep import load_sweep, predicted_rates, summarize
+from core.serving.traffic import LENGTH_DISTRIBUTIONS, Traffic, read_lengths_csv
+from core.spec import units
 from ui import fmt, sim_charts
 from ui.i18n import t
 from ui.levers import active_summary

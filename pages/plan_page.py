@@ -8,11 +8,11 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core import units
-from core.cost import cost
-from core.plan import Requirement
-from core.plan_report import csv_report, headroom_line, html_report, markdown_report, plan_to_dict, verdict_sentence
-from core.vllm_command import serve_command
+from core.planning.cost import cost
+from core.planning.report import csv_report, headroom_line, html_report, markdown_report, plan_to_dict, verdict_sentence
+from core.planning.requirement import Requirement
+from core.planning.vllm_command import serve_command
+from core.spec import units
 from ui import fmt
 from ui.i18n import lang, notice_text, t
 from ui.levers import active_summary

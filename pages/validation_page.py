@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.calibrate import Calibration, calibrate_memory, calibrate_speed
-from core.log_parse import LogError, parse_benchmark, parse_startup_log
+from core.validation.calibrate import Calibration, calibrate_memory, calibrate_speed
+from core.validation.log_parse import LogError, parse_benchmark, parse_startup_log
 from ui import sim_charts
 from ui.calibration import apply_calibration
 from ui.i18n import t

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from core.deployment import Workload
+from core.spec.deployment import Workload
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 DATA = Path(__file__).resolve().parent / "data"

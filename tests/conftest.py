@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.catalog import Catalog, load_catalog
-from core.deployment import Deployment
-from core.engine import EngineConfig, Parallelism
-from core.precision import kv_precision, weight_precision
+from core.spec.catalog import Catalog, load_catalog
+from core.spec.deployment import Deployment
+from core.spec.engine import EngineConfig, Parallelism
+from core.spec.precision import kv_precision, weight_precision
 
 
 @pytest.fixture(scope="session")

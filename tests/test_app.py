@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import units
-from core.deployment import Workload
-from core.estimate import estimate
-from core.sweep import sweep
+from core.estimate.result import estimate
+from core.estimate.sweep import sweep
+from core.spec import units
+from core.spec.deployment import Workload
 from tests.app_helpers import (
     DATA,
     DEFAULT,
@@ -251,8 +251,9 @@ def test_custom_gpu_is_added_and_selected(app):
 
 
 def test_plan_page_answers_with_cores_verdict(deploy):
-    from core.plan import Requirement, check
-    from core.plan_report import verdict_sentence
+    from core.planning.check import check
+    from core.planning.report import verdict_sentence
+    from core.planning.requirement import Requirement
 
     at = open_app()
     at.switch_page("pages/plan_page.py").run()
@@ -282,7 +283,7 @@ def test_plan_page_answers_with_cores_verdict(deploy):
 
 @pytest.mark.parametrize("preset", ["chat", "batch", "api"])
 def test_plan_presets_fill_the_inputs(preset):
-    from core.presets import load_presets
+    from core.planning.presets import load_presets
 
     at = open_app(lang="zh")
     at.switch_page("pages/plan_page.py").run()
@@ -305,9 +306,9 @@ def test_plan_load_kind_and_numbers_live_in_the_url():
 
 
 def test_load_test_page_shows_the_simulators_numbers(deploy):
-    from core.load_sweep import summarize
-    from core.simulate import simulate
-    from core.traffic import Lengths, Traffic
+    from core.serving.load_sweep import summarize
+    from core.serving.simulate import simulate
+    from core.serving.traffic import Lengths, Traffic
 
     at = open_app(lt_rate="2.0", lt_count="300")
     at.switch_page("pages/loadtest_page.py").run()
@@ -340,8 +341,8 @@ def test_load_test_closed_loop_from_the_url():
 
 
 def test_validation_page_and_calibration_from_a_startup_log(deploy):
-    from core import units
-    from core.estimate import memory_breakdown
+    from core.memory.budget import memory_breakdown
+    from core.spec import units
 
     log = (DATA / "vllm_startup_h100.log").read_text()
     at = open_app(gpu="NVIDIA H100 SXM5 80GB", util="0.95", max_model_len="16384")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core import units
-from core.deployment import Workload
-from core.estimate import estimate
+from core.estimate.result import estimate
+from core.spec import units
+from core.spec.deployment import Workload
 from tests.app_helpers import DEFAULT, DEFAULT_WORK, figures, metrics, open_app, shown
 from ui import fmt
 
@@ -22,7 +22,7 @@ def app():
 def _with_levers(dep, **levers):
     import dataclasses
 
-    from core.levers import Levers
+    from core.levers.settings import Levers
 
     return dataclasses.replace(dep, levers=Levers(**levers))
 
@@ -34,7 +34,7 @@ def test_no_lever_is_on_by_default_and_the_panel_says_where_they_are(app):
 
 
 def test_turning_on_speculative_decoding_gives_cores_numbers(app, deploy, catalog):
-    from core.levers import Speculative
+    from core.levers.settings import Speculative
 
     app.slider(key="batch").set_value(1)
     app.selectbox(key="spec").set_value("draft").run()
@@ -59,7 +59,7 @@ def test_turning_on_speculative_decoding_gives_cores_numbers(app, deploy, catalo
 
 
 def test_a_shared_prefix_shortens_ttft_and_raises_concurrency(app, deploy):
-    from core.levers import PrefixCaching
+    from core.levers.settings import PrefixCaching
 
     before = metrics(app)
     app.number_input(key="prefix").set_value(1536).run()
@@ -85,7 +85,7 @@ def test_offloading_makes_70b_int4_fit_a_24_gb_card_with_a_warning():
 
 
 def test_lora_and_eager_attention_controls(app, deploy):
-    from core.levers import Lora
+    from core.levers.settings import Lora
 
     app.number_input(key="lora_n").set_value(4).run()
     assert not app.exception
@@ -103,7 +103,7 @@ def test_lora_and_eager_attention_controls(app, deploy):
 
 
 def test_levers_come_from_a_shared_link(deploy, catalog):
-    from core.levers import PrefixCaching, Speculative
+    from core.levers.settings import PrefixCaching, Speculative
 
     at = open_app(spec="ngram", spec_k="3", spec_acc="0.5", prefix="1024", batch="2", lang="zh")
     spec = Speculative(method="ngram", k=3, acceptance=0.5)
@@ -133,10 +133,10 @@ def test_plan_page_offers_prefix_caching_for_a_shared_prompt():
 
 
 def test_load_test_page_runs_with_the_sidebars_levers(deploy):
-    from core.levers import PrefixCaching
-    from core.load_sweep import summarize
-    from core.simulate import simulate
-    from core.traffic import Lengths, Traffic
+    from core.levers.settings import PrefixCaching
+    from core.serving.load_sweep import summarize
+    from core.serving.simulate import simulate
+    from core.serving.traffic import Lengths, Traffic
 
     at = open_app(lt_rate="1.0", lt_count="200", prefix="600")
     at.switch_page("pages/loadtest_page.py").run()

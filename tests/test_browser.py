@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from core.catalog import load_catalog
-from core.deployment import Deployment, Workload
-from core.engine import EngineConfig
-from core.estimate import estimate
-from core.levers import Levers, Speculative
-from core.precision import kv_precision, weight_precision
+from core.estimate.result import estimate
+from core.levers.settings import Levers, Speculative
+from core.spec.catalog import load_catalog
+from core.spec.deployment import Deployment, Workload
+from core.spec.engine import EngineConfig
+from core.spec.precision import kv_precision, weight_precision
 from ui import fmt
 
 CATALOG = load_catalog()

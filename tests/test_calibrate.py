@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from core import units
-from core.calibrate import Calibration, calibrate_memory, calibrate_speed
-from core.estimate import memory_breakdown
-from core.log_parse import BenchmarkResult, LogError, parse_benchmark, parse_startup_log
-from core.plan import steady_state
+from core.memory.budget import memory_breakdown
+from core.planning.steady_state import steady_state
+from core.spec import units
+from core.validation.calibrate import Calibration, calibrate_memory, calibrate_speed
+from core.validation.log_parse import BenchmarkResult, LogError, parse_benchmark, parse_startup_log
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -7,9 +7,9 @@ import tomllib
 
 import pytest
 
-from core import units
-from core.catalog import DATA_DIR, load_gpu_file, load_model_file
-from core.params import parameter_counts
+from core.spec import units
+from core.spec.catalog import DATA_DIR, load_gpu_file, load_model_file
+from core.spec.params import parameter_counts
 
 MODEL_FILES = sorted((DATA_DIR / "models").glob("*.toml"))
 GPU_FILES = sorted((DATA_DIR / "gpus").glob("*.toml"))

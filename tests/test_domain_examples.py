@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from core import units
-from core.engine import Parallelism
-from core.kv import textbook_max_concurrency
-from core.memory import kv_bytes_per_sequence, kv_bytes_per_token
-from core.model import ModelSpec
-from core.precision import KV_PRECISIONS
+from core.memory.capacity import textbook_max_concurrency
+from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
+from core.spec import units
+from core.spec.engine import Parallelism
+from core.spec.model import ModelSpec
+from core.spec.precision import KV_PRECISIONS
 
 FP16 = KV_PRECISIONS["fp16"]
 

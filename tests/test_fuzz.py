@@ -16,17 +16,18 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from core.catalog import load_catalog
-from core.deployment import Deployment, Workload
-from core.engine import Efficiency, EngineConfig, Parallelism
-from core.estimate import estimate
-from core.hf_config import model_from_config
-from core.levers import Levers, Lora, Offload, PrefixCaching, Speculative
-from core.plan import LOAD_KINDS, Requirement, check
-from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
-from core.simulate import simulate
-from core.sweep import sweep
-from core.traffic import Lengths, Traffic
+from core.estimate.result import estimate
+from core.estimate.sweep import sweep
+from core.levers.settings import Levers, Lora, Offload, PrefixCaching, Speculative
+from core.planning.check import check
+from core.planning.requirement import LOAD_KINDS, Requirement
+from core.serving.simulate import simulate
+from core.serving.traffic import Lengths, Traffic
+from core.spec.catalog import load_catalog
+from core.spec.deployment import Deployment, Workload
+from core.spec.engine import Efficiency, EngineConfig, Parallelism
+from core.spec.hf_config import model_from_config
+from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
 
 QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture]
 settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=QUIET)
@@ -184,7 +185,7 @@ def test_simulations_conserve_requests(dep, rate, prompt, answer, seed):
     data=st.data(),
 )
 def test_any_lever_setting_is_accepted_or_refused_with_a_reason(dep, prefix, hit, offload, adapters, eager, data):
-    from core.memory import weight_bytes_per_gpu
+    from core.memory.weights import weight_bytes_per_gpu
 
     held = weight_bytes_per_gpu(dep.model, dep.weights, dep.parallel)
     try:

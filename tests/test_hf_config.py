@@ -7,8 +7,8 @@ import tomllib
 
 import pytest
 
-from core.catalog import DATA_DIR, load_model_file
-from core.hf_config import ConfigError, model_from_config, read_config
+from core.spec.catalog import DATA_DIR, load_model_file
+from core.spec.hf_config import ConfigError, model_from_config, read_config
 
 MODEL_FILES = sorted((DATA_DIR / "models").glob("*.toml"))
 

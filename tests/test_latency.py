@@ -7,18 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import units
-from core.deployment import Workload
-from core.estimate import estimate, latency_and_throughput
-from core.latency import (
-    attended_pairs,
-    comm_seconds,
-    decode_step_time,
-    experts_touched_fraction,
-    prefill_time,
-)
-from core.memory import weight_bytes
-from core.sweep import sweep
+from core.estimate.result import estimate, latency_and_throughput
+from core.estimate.sweep import sweep
+from core.memory.weights import weight_bytes
+from core.spec import units
+from core.spec.deployment import Workload
+from core.timing.comm import comm_seconds
+from core.timing.phases import decode_step_time, prefill_time
+from core.timing.work import attended_pairs, experts_touched_fraction
 
 
 def test_attended_pairs_by_hand():

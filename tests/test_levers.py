@@ -9,16 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import units
-from core.attention_kernel import eager_oom_prompt_len, eager_profile_bytes, score_matrix_bytes
-from core.deployment import Workload
-from core.estimate import estimate
-from core.latency import decode_step_time, plain_decode_step_time, prefill_time
-from core.levers import Levers, Lora, Offload, PrefixCaching, Speculative
-from core.lora import active_adapters, lora_bytes_per_adapter, lora_params_per_adapter
-from core.memory import kv_bytes_per_sequence
-from core.offload import host_read_bandwidth
-from core.speculative import expected_tokens_per_step
+from core.estimate.result import estimate
+from core.levers.attention_kernel import eager_oom_prompt_len, eager_profile_bytes, score_matrix_bytes
+from core.levers.lora import active_adapters, lora_bytes_per_adapter, lora_params_per_adapter
+from core.levers.offload import host_read_bandwidth
+from core.levers.settings import Levers, Lora, Offload, PrefixCaching, Speculative
+from core.levers.speculative import expected_tokens_per_step
+from core.memory.kv import kv_bytes_per_sequence
+from core.spec import units
+from core.spec.deployment import Workload
+from core.timing.phases import decode_step_time, plain_decode_step_time, prefill_time
 
 
 def with_levers(dep, **levers):
@@ -114,7 +114,7 @@ def test_full_prefix_hit_leaves_only_the_unshared_prefill(a10):
     shared = with_levers(a10, prefix=PrefixCaching(shared_tokens=1504))
     with_prefix = prefill_time(shared, 1, 2000).seconds
     # the 496 unshared tokens, attending to the 1504 cached ones
-    from core.latency import phase_time, prefill_steps
+    from core.timing.phases import phase_time, prefill_steps
 
     expected = phase_time(a10, 1, 496, 1504, prefill_steps(a10, 1, 496)).seconds
     assert with_prefix == pytest.approx(expected)
@@ -123,7 +123,7 @@ def test_full_prefix_hit_leaves_only_the_unshared_prefill(a10):
 
 def test_prefix_is_cached_in_whole_blocks_and_the_last_token_recomputed(a10):
     shared = with_levers(a10, prefix=PrefixCaching(shared_tokens=1500))  # 93 whole blocks = 1488 tokens
-    from core.prefix import cached_prompt_tokens
+    from core.levers.prefix import cached_prompt_tokens
 
     assert cached_prompt_tokens(shared.levers.prefix, 2000, 16) == 1488
     assert cached_prompt_tokens(PrefixCaching(shared_tokens=4096), 1024, 16) == 1023
@@ -264,9 +264,9 @@ def test_speculative_time_is_finite_and_positive(a10_dep, draft_model, acceptanc
 
 @pytest.fixture(scope="module")
 def a10_dep(catalog):
-    from core.deployment import Deployment
-    from core.engine import EngineConfig
-    from core.precision import kv_precision, weight_precision
+    from core.spec.deployment import Deployment
+    from core.spec.engine import EngineConfig
+    from core.spec.precision import kv_precision, weight_precision
 
     w = weight_precision("bf16")
     return Deployment(

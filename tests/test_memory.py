@@ -6,20 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import units
-from core.catalog import load_catalog
-from core.deployment import Workload
-from core.engine import Parallelism
-from core.estimate import estimate
-from core.memory import (
-    activation_peak_bytes,
-    kv_bytes_per_sequence,
-    kv_bytes_per_token,
-    weight_bytes,
-    weight_bytes_per_gpu,
-)
-from core.params import parameter_counts
-from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+from core.estimate.result import estimate
+from core.memory.activations import activation_peak_bytes
+from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
+from core.memory.weights import weight_bytes, weight_bytes_per_gpu
+from core.spec import units
+from core.spec.catalog import load_catalog
+from core.spec.deployment import Workload
+from core.spec.engine import Parallelism
+from core.spec.params import parameter_counts
+from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 
 BF16, FP16, FP8 = KV_PRECISIONS["bf16"], KV_PRECISIONS["fp16"], KV_PRECISIONS["fp8"]
 ONE = Parallelism()

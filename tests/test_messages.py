@@ -16,7 +16,7 @@ SOURCES = [
     ROOT / "app.py",
     *sorted(ROOT.glob("pages/*.py")),
     *sorted(ROOT.glob("ui/*.py")),
-    *sorted(ROOT.glob("core/*.py")),
+    *sorted(ROOT.glob("core/**/*.py")),
 ]
 LITERAL_KEY = re.compile(r'\b(?:t|message)\("([a-z0-9_.]+)"')
 NOTICE_CODE = re.compile(r'\bnotice\(\s*"([a-z0-9_]+)"')
@@ -62,7 +62,7 @@ def test_every_key_the_ui_uses_exists():
 
 def test_every_notice_core_raises_has_text():
     codes = set()
-    for path in (ROOT / "core").glob("*.py"):
+    for path in (ROOT / "core").rglob("*.py"):
         codes |= set(NOTICE_CODE.findall(path.read_text()))
     assert codes
     assert {f"notice.{c}" for c in codes} - set(MESSAGES) == set()

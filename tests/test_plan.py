@@ -7,14 +7,16 @@ import json
 
 import pytest
 
-from core import units
-from core.cost import cost
-from core.fixes import family, fixes
-from core.plan import Requirement, check, in_flight_requests, steady_state
-from core.plan_report import csv_report, html_report, markdown_report, plan_to_dict, verdict_sentence
-from core.presets import load_presets
-from core.solve import max_prompt_len, max_users, min_gpus, passes
-from core.vllm_command import serve_command
+from core.planning.check import check, in_flight_requests
+from core.planning.cost import cost
+from core.planning.fixes import family, fixes
+from core.planning.presets import load_presets
+from core.planning.report import csv_report, html_report, markdown_report, plan_to_dict, verdict_sentence
+from core.planning.requirement import Requirement
+from core.planning.solve import max_prompt_len, max_users, min_gpus, passes
+from core.planning.steady_state import steady_state
+from core.planning.vllm_command import serve_command
+from core.spec import units
 
 CHAT = Requirement(
     load="users", users=50, think_time_s=30.0, prompt_len=1500, answer_len=300, ttft_slo_s=1.0, tpot_slo_s=1 / 20
@@ -282,7 +284,7 @@ def test_weights_that_do_not_fit_are_offered_offloading(deploy, catalog):
 
 
 def test_the_serve_command_carries_the_levers(deploy, catalog):
-    from core.levers import Levers, Lora, Offload, PrefixCaching, Speculative
+    from core.levers.settings import Levers, Lora, Offload, PrefixCaching, Speculative
 
     levers = Levers(
         speculative=Speculative(draft=catalog.model("llama-3.2-1b"), k=3, acceptance=0.7),
@@ -308,7 +310,7 @@ def test_shared_prefix_len_is_range_checked():
     [("llama-3.1-8b", "a10", 50), ("llama-3.1-70b", "h100-sxm", 200), ("qwen3-30b-a3b", "l4", 20)],
 )
 def test_the_cheapest_few_gpus_are_the_head_of_the_full_ranking(deploy, catalog, model, gpu, users):
-    from core.solve import gpu_options
+    from core.planning.solve import gpu_options
 
     dep = deploy(model=model, gpu=gpu, max_model_len=2048)
     req = dataclasses.replace(CHAT, users=users)

@@ -55,7 +55,7 @@ def test_bandit_finds_nothing():
 def test_megabytes_of_junk_and_non_utf8_uploads_are_refused_before_parsing():
     import pytest
 
-    from core.hf_config import MAX_CONFIG_BYTES, ConfigError, read_config
+    from core.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, read_config
 
     with pytest.raises(ConfigError, match="larger than"):
         read_config(b"{" + b" " * MAX_CONFIG_BYTES + b"}")

@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.latency import decode_step_time, prefill_time
-from core.load_sweep import load_sweep, predicted_rates
-from core.sim_step import StepModel, step_seconds
-from core.simulate import little_law_gap, simulate
-from core.traffic import Lengths, Traffic, arrival_times, read_lengths_csv
+from core.serving.load_sweep import load_sweep, predicted_rates
+from core.serving.sim_result import little_law_gap
+from core.serving.simulate import simulate
+from core.serving.step_cost import StepModel, step_seconds
+from core.serving.traffic import Lengths, Traffic, arrival_times, read_lengths_csv
+from core.timing.phases import decode_step_time, prefill_time
 
 PROMPT, ANSWER = Lengths(mean=1000), Lengths(mean=200)
 LOGNORMAL = (
@@ -215,8 +216,8 @@ def test_simulate_cli_bad_arguments(cli, argv, message):
 
 
 def _lever_cases(catalog):
-    from core import units
-    from core.levers import Levers, Lora, Offload, PrefixCaching, Speculative
+    from core.levers.settings import Levers, Lora, Offload, PrefixCaching, Speculative
+    from core.spec import units
 
     return {
         "prefix": Levers(prefix=PrefixCaching(shared_tokens=600)),
@@ -246,7 +247,7 @@ def test_at_very_low_load_the_simulator_is_the_static_model_with_each_lever(a10,
 def test_a_shared_prefix_is_held_once_so_more_requests_run(a10, catalog):
     import dataclasses
 
-    from core.levers import Levers, PrefixCaching
+    from core.levers.settings import Levers, PrefixCaching
 
     shared = dataclasses.replace(a10, levers=Levers(prefix=PrefixCaching(shared_tokens=1504)))
     lengths = (Lengths(mean=2000), Lengths(mean=300))

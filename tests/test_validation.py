@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from core.catalog import load_catalog
-from core.cli_validate import validation_report
-from core.deployment import Workload
-from core.sensitivity import sensitivity
-from core.uncertainty import ERRORS_PATH, band, errors_table
-from core.validation import Comparison, Row, compare_all, load_rows, measured, summary
+from core.cli.validate import validation_report
+from core.spec.catalog import load_catalog
+from core.spec.deployment import Workload
+from core.validation.dataset import Comparison, Row, compare_all, load_rows, measured, summary
+from core.validation.sensitivity import sensitivity
+from core.validation.uncertainty import ERRORS_PATH, band, errors_table
 
 ROWS = load_rows()
 REQUIRED = ("id", "kind", "source_url", "gpu", "model")

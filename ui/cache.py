@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.deployment import Deployment
-from core.plan import Requirement
-from core.sweep import Sweep, max_concurrency_by_length, sweep
+from core.estimate.sweep import Sweep, max_concurrency_by_length, sweep
+from core.planning.requirement import Requirement
+from core.spec.deployment import Deployment
 
 FAST_HASH = {Deployment: hash, Requirement: hash}
 """Cache keys from the frozen dataclasses' own hash (a few µs) instead of Streamlit's recursive

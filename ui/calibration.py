@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import units
-from core.calibrate import Calibration
+from core.spec import units
+from core.validation.calibrate import Calibration
 
 
 def apply_calibration(calibration: Calibration) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from core import units
-from core.estimate import Estimate
-from core.sweep import Sweep
+from core.estimate.result import Estimate
+from core.estimate.sweep import Sweep
+from core.spec import units
 from ui.figure import Figure
 from ui.i18n import t
 

@@ -12,9 +12,9 @@ import re
 
 import streamlit as st
 
-from core import units
-from core.gpu import GpuSpec
-from core.hf_config import MAX_CONFIG_BYTES, ConfigError, model_from_config, read_config
+from core.spec import units
+from core.spec.gpu import GpuSpec
+from core.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, model_from_config, read_config
 from ui.i18n import t
 from ui.safe import clean_name, escape_markdown
 

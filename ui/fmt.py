@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core import units
+from core.spec import units
 
 
 def duration(seconds: float) -> str:

@@ -10,16 +10,21 @@ import dataclasses
 
 import streamlit as st
 
-from core import units
-from core.attention_kernel import SCORE_BYTES_PER_ELEMENT, eager_oom_prompt_len, heads_per_gpu, score_matrix_bytes
-from core.deployment import Deployment, Workload
-from core.estimate import Estimate
-from core.latency import decode_step_time, phase_time, plain_decode_step_time, proposer_deployment
-from core.levers import Lora, PrefixCaching, Speculative
-from core.lora import lora_module_shapes, lora_params_per_adapter
-from core.offload import host_read_bandwidth
-from core.prefix import cached_prompt_tokens, shared_prefix_tokens
-from core.speculative import ACCEPTANCE_RANGES, expected_tokens_per_step
+from core.estimate.result import Estimate
+from core.levers.attention_kernel import (
+    SCORE_BYTES_PER_ELEMENT,
+    eager_oom_prompt_len,
+    heads_per_gpu,
+    score_matrix_bytes,
+)
+from core.levers.lora import lora_module_shapes, lora_params_per_adapter
+from core.levers.offload import host_read_bandwidth
+from core.levers.prefix import cached_prompt_tokens, shared_prefix_tokens
+from core.levers.settings import Lora, PrefixCaching, Speculative
+from core.levers.speculative import ACCEPTANCE_RANGES, expected_tokens_per_step
+from core.spec import units
+from core.spec.deployment import Deployment, Workload
+from core.timing.phases import decode_step_time, phase_time, plain_decode_step_time, proposer_deployment
 from ui import fmt
 from ui.i18n import t
 from ui.levers import draft_candidates
@@ -65,7 +70,7 @@ def _speculative(dep: Deployment, work: Workload, catalog) -> None:
         if a < 1
         else rf"E = k + 1 = {k + 1}"
     )
-    context = work.input_len + work.output_len / 2
+    context = work.decode_context
     plain = float(plain_decode_step_time(dep, work.batch, context).seconds)
     verify = _verify_seconds(dep, work.batch, context, k)
     proposer = proposer_deployment(dep)

@@ -13,9 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core import units
-from core.engine import Parallelism
-from core.levers import (
+from core.levers.settings import (
     ATTENTION_KERNELS,
     LORA_TARGETS,
     MAX_DRAFT_TOKENS,
@@ -26,10 +24,12 @@ from core.levers import (
     PrefixCaching,
     Speculative,
 )
-from core.memory import weight_bytes_per_gpu
-from core.model import ModelSpec
-from core.params import parameter_counts
-from core.speculative import ACCEPTANCE_RANGES
+from core.levers.speculative import ACCEPTANCE_RANGES
+from core.memory.weights import weight_bytes_per_gpu
+from core.spec import units
+from core.spec.engine import Parallelism
+from core.spec.model import ModelSpec
+from core.spec.params import parameter_counts
 from ui import url_inputs
 from ui.i18n import t
 

@@ -8,11 +8,11 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import units
-from core.attention_kernel import score_matrix_bytes
-from core.deployment import Deployment, Workload
-from core.latency import decode_step_time
-from core.whatif import Comparison, WhatIf, what_if
+from core.estimate.whatif import Comparison, WhatIf, what_if
+from core.levers.attention_kernel import score_matrix_bytes
+from core.spec import units
+from core.spec.deployment import Deployment, Workload
+from core.timing.phases import decode_step_time
 from ui import fmt
 from ui.charts import LAYOUT, PALETTE, reference_line
 from ui.figure import Figure
@@ -138,7 +138,7 @@ def _details(effects: WhatIf) -> list[str]:
 
 def speculation_figure(dep: Deployment, work: Workload) -> go.Figure:
     """TPOT against batch with and without speculation, and the speedup on a second axis."""
-    context = work.input_len + work.output_len / 2
+    context = work.decode_context
     plain = dataclasses.replace(dep, levers=dataclasses.replace(dep.levers, speculative=None))
     with_spec = np.asarray(decode_step_time(dep, SPEC_BATCHES, context).seconds) / units.MS
     without = np.asarray(decode_step_time(plain, SPEC_BATCHES, context).seconds) / units.MS

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import units
-from core.plan import LOAD_KINDS
-from core.presets import load_presets
+from core.planning.presets import load_presets
+from core.planning.requirement import LOAD_KINDS
+from core.spec import units
 from ui import url_inputs
 from ui.i18n import t
 

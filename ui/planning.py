@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.catalog import load_catalog
-from core.deployment import Deployment
-from core.fixes import Fix, fixes
-from core.plan import Plan, Requirement, check
-from core.solve import GpuOption, Sizing, gpu_options, max_prompt_len, max_users, min_gpus
+from core.planning.check import Plan, check
+from core.planning.fixes import Fix, fixes
+from core.planning.requirement import Requirement
+from core.planning.solve import GpuOption, Sizing, gpu_options, max_prompt_len, max_users, min_gpus
+from core.spec.catalog import load_catalog
+from core.spec.deployment import Deployment
 from ui.cache import FAST_HASH
 
 GPU_OPTIONS_SHOWN = 5

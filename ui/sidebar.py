@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core import units
-from core.calibrate import Calibration
-from core.catalog import Catalog
-from core.deployment import Deployment, Workload
-from core.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
-from core.gpu import GpuSpec
-from core.model import ModelSpec
-from core.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
+from core.spec import units
+from core.spec.catalog import Catalog
+from core.spec.deployment import Deployment, Workload
+from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
+from core.spec.gpu import GpuSpec
+from core.spec.model import ModelSpec
+from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
+from core.validation.calibrate import Calibration
 from ui import url_inputs
 from ui.custom import custom_gpu_form, import_model_form
 from ui.i18n import LANGUAGE_NAMES, t

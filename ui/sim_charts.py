@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from core import units
-from core.load_sweep import LoadSweep
-from core.simulate import SimResult
+from core.serving.load_sweep import LoadSweep
+from core.serving.sim_result import SimResult
+from core.spec import units
 from ui.charts import LAYOUT
 from ui.figure import Figure
 from ui.i18n import t

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.deployment import Deployment
-from core.simulate import SimResult, simulate
-from core.traffic import TRAFFIC_MODES, Lengths, Traffic
+from core.serving.sim_result import SimResult
+from core.serving.simulate import simulate
+from core.serving.traffic import TRAFFIC_MODES, Lengths, Traffic
+from core.spec.deployment import Deployment
 from ui import url_inputs
 from ui.cache import FAST_HASH
 from ui.i18n import t

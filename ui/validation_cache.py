@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.validation import compare_all, summary
+from core.validation.dataset import compare_all, summary
 
 
 @st.cache_resource(show_spinner=False)

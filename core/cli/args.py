@@ -1,0 +1,141 @@
+"""Command-line arguments shared by ``estimate`` and ``check``: the deployment and its engine."""
+
+from __future__ import annotations
+
+import argparse
+
+from core.levers.settings import (
+    ATTENTION_KERNELS,
+    LORA_TARGETS,
+    SPEC_METHODS,
+    Levers,
+    Lora,
+    Offload,
+    PrefixCaching,
+    Speculative,
+)
+from core.levers.speculative import ACCEPTANCE_RANGES
+from core.spec import units
+from core.spec.catalog import Catalog, resolve_model
+from core.spec.deployment import Deployment
+from core.spec.engine import EngineConfig, Parallelism
+from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
+
+
+class UsageError(Exception):
+    """A bad argument: reported in one line, exit status 2."""
+
+
+def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default: str) -> None:
+    parser.add_argument("--model", required=True, help="catalog id, Hugging Face id or path to config.json")
+    parser.add_argument("--gpu", required=True, help="catalog GPU id (see `list gpus`)")
+    parser.add_argument("--num-gpus", type=int, help="GPUs of the replica (default tp x pp)")
+    parser.add_argument("--tp", type=int, help="tensor-parallel degree (default num-gpus / pp)")
+    parser.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
+    parser.add_argument("--weight-dtype", help=f"one of {', '.join(WEIGHT_PRECISIONS)} (default: checkpoint's)")
+    parser.add_argument("--kv-dtype", default="auto", help=f"auto or one of {', '.join(KV_PRECISIONS)}")
+    parser.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    parser.add_argument("--max-model-len", type=int, help=f"default: {max_model_len_default}")
+    parser.add_argument("--max-num-batched-tokens", type=int, help="default: vLLM's for the GPU class")
+    parser.add_argument("--max-num-seqs", type=int, help="default: vLLM's for the GPU class")
+    parser.add_argument("--block-size", type=int, default=16)
+    lever_arguments(parser)
+
+
+def lever_arguments(parser: argparse.ArgumentParser) -> None:
+    """What-if levers (README: "Optimizations"); all off unless given."""
+    group = parser.add_argument_group("optimizations (what-if levers)")
+    group.add_argument("--draft-model", help="speculative decoding with this catalog or HF draft model")
+    group.add_argument(
+        "--speculative-method",
+        choices=SPEC_METHODS,
+        help="draft (needs --draft-model), ngram (prompt lookup) or mtp (multi-token-prediction heads)",
+    )
+    group.add_argument("--num-speculative-tokens", type=int, help="draft tokens k per step (default 4)")
+    group.add_argument(
+        "--spec-acceptance",
+        type=float,
+        help="per-token acceptance 0-1 (default: the middle of the method's typical range, docs/model.md)",
+    )
+    group.add_argument("--prefix-cache-tokens", type=int, help="prefix caching: tokens every prompt shares")
+    group.add_argument("--prefix-hit-rate", type=float, help="prefix caching: share of the rest found cached (0-1)")
+    group.add_argument("--cpu-offload-gb", type=float, help="GiB of weights per GPU kept in host memory")
+    group.add_argument("--kv-offload-gb", type=float, help="GiB per GPU of host memory for KV beyond the budget")
+    group.add_argument("--max-loras", type=int, help="LoRA adapters resident on the GPU")
+    group.add_argument("--max-lora-rank", type=int, help="LoRA rank (default 16)")
+    group.add_argument("--lora-targets", choices=LORA_TARGETS, help="LoRA target modules (default all-linear)")
+    group.add_argument("--attention", choices=ATTENTION_KERNELS, default="flash", help="attention kernel")
+
+
+def levers_from_args(args: argparse.Namespace, catalog: Catalog) -> Levers:
+    method = args.speculative_method or ("draft" if args.draft_model else None)
+    if method is None and (args.num_speculative_tokens is not None or args.spec_acceptance is not None):
+        raise UsageError("--num-speculative-tokens and --spec-acceptance need --draft-model or --speculative-method")
+    if method == "draft" and not args.draft_model:
+        raise UsageError("--speculative-method draft needs --draft-model")
+    if method not in (None, "draft") and args.draft_model:
+        raise UsageError(f"--draft-model goes with --speculative-method draft, not {method}")
+    speculative = None
+    if method is not None:
+        low, high = ACCEPTANCE_RANGES[method]
+        speculative = Speculative(
+            method=method,
+            draft=resolve_model(args.draft_model, catalog) if args.draft_model else None,
+            k=4 if args.num_speculative_tokens is None else args.num_speculative_tokens,
+            acceptance=(low + high) / 2 if args.spec_acceptance is None else args.spec_acceptance,
+        )
+    if args.max_loras is None and (args.max_lora_rank is not None or args.lora_targets is not None):
+        raise UsageError("--max-lora-rank and --lora-targets need --max-loras")
+    lora = None
+    if args.max_loras is not None:
+        lora = Lora(
+            adapters=args.max_loras,
+            rank=16 if args.max_lora_rank is None else args.max_lora_rank,
+            targets=args.lora_targets or "all-linear",
+        )
+    return Levers(
+        speculative=speculative,
+        prefix=PrefixCaching(shared_tokens=args.prefix_cache_tokens or 0, hit_rate=args.prefix_hit_rate or 0.0),
+        offload=Offload(
+            weights_bytes=(args.cpu_offload_gb or 0.0) * units.GiB, kv_bytes=(args.kv_offload_gb or 0.0) * units.GiB
+        ),
+        lora=lora,
+        attention=args.attention,
+    )
+
+
+def parallelism_from_args(args: argparse.Namespace) -> Parallelism:
+    pp = args.pp
+    tp = args.tp
+    if tp is None:
+        num = args.num_gpus or pp
+        if num % pp:
+            raise UsageError(f"--num-gpus ({num}) must be a multiple of --pp ({pp})")
+        tp = num // pp
+    if args.num_gpus is not None and args.num_gpus != tp * pp:
+        raise UsageError(f"--num-gpus ({args.num_gpus}) must equal --tp x --pp ({tp} x {pp})")
+    return Parallelism(tp=tp, pp=pp)
+
+
+def deployment_from_args(args: argparse.Namespace, catalog: Catalog, max_model_len: int | None) -> Deployment:
+    model = resolve_model(args.model, catalog)
+    try:
+        gpu = catalog.gpu(args.gpu)
+    except KeyError:
+        raise UsageError(f"unknown GPU {args.gpu!r}; known: {', '.join(g.id for g in catalog.gpus)}") from None
+    weights = weight_precision(args.weight_dtype or model.native_dtype)
+    return Deployment(
+        model=model,
+        gpu=gpu,
+        weights=weights,
+        kv=kv_precision(args.kv_dtype, weights),
+        parallel=parallelism_from_args(args),
+        engine=EngineConfig(
+            gpu_memory_utilization=args.gpu_memory_utilization,
+            max_model_len=max_model_len,
+            max_num_batched_tokens=args.max_num_batched_tokens,
+            max_num_seqs=args.max_num_seqs,
+            block_size=args.block_size,
+        ),
+        levers=levers_from_args(args, catalog),
+    )

@@ -1,0 +1,86 @@
+"""``python -m core simulate``: serve simulated traffic on one replica and report latency percentiles."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from core.cli.args import UsageError, deployment_from_args
+from core.serving.load_sweep import summarize
+from core.serving.simulate import simulate
+from core.serving.traffic import LENGTH_DISTRIBUTIONS, Lengths, Traffic, read_lengths_csv
+from core.spec import units
+from core.spec.catalog import load_catalog
+
+
+def add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
+    load = parser.add_mutually_exclusive_group(required=True)
+    load.add_argument("--request-rate", type=float, help="open loop: requests per second (Poisson)")
+    load.add_argument("--concurrency", type=int, help="closed loop: clients each sending the next request at once")
+    load.add_argument("--users", type=int, help="closed loop: users who think between requests")
+    parser.add_argument("--think-time-s", type=float, default=30.0, help="mean think time with --users (default 30)")
+    parser.add_argument("--burstiness", type=float, default=1.0, help="inter-arrival CV: 1 Poisson, >1 bursty")
+    parser.add_argument("--num-requests", type=int, default=1000, help="requests to serve (default 1000)")
+    parser.add_argument("--input-len", type=int, default=1000, help="mean prompt tokens (default 1000)")
+    parser.add_argument("--output-len", type=int, default=200, help="mean answer tokens (default 200)")
+    parser.add_argument("--length-dist", choices=LENGTH_DISTRIBUTIONS, default="fixed")
+    parser.add_argument(
+        "--length-spread", type=float, default=0.5, help="uniform: half-width / mean; lognormal: sigma (default 0.5)"
+    )
+    parser.add_argument("--lengths-csv", help="CSV of (prompt, answer) token counts, used instead of the lengths")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ttft-slo-ms", type=float, help="for goodput")
+    parser.add_argument("--tpot-slo-ms", type=float, help="for goodput")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run_simulate(args: argparse.Namespace) -> str:
+    if args.request_rate is not None:
+        traffic = Traffic(mode="rate", rate_per_s=args.request_rate, burstiness=args.burstiness)
+    elif args.concurrency is not None:
+        traffic = Traffic(mode="concurrency", concurrency=args.concurrency)
+    else:
+        traffic = Traffic(mode="users", users=args.users, think_time_s=args.think_time_s)
+    if args.lengths_csv:
+        path = Path(args.lengths_csv)
+        if not path.is_file():
+            raise UsageError(f"no such file: {path}")
+        prompts, answers = read_lengths_csv(path.read_bytes())
+    else:
+        prompts = Lengths(mean=args.input_len, distribution=args.length_dist, spread=args.length_spread)
+        answers = Lengths(mean=args.output_len, distribution=args.length_dist, spread=args.length_spread)
+    default_len = int(prompts.max() + answers.max()) if args.lengths_csv else None
+    dep = deployment_from_args(args, load_catalog(), args.max_model_len or default_len)
+    start = time.perf_counter()
+    result = simulate(dep, traffic, args.num_requests, prompts, answers, args.seed)
+    elapsed = time.perf_counter() - start
+    ttft_slo = args.ttft_slo_ms * units.MS if args.ttft_slo_ms else None
+    tpot_slo = args.tpot_slo_ms * units.MS if args.tpot_slo_ms else None
+    stats = summarize(result)
+    data = {
+        **{f"{name}_ms": {k: round(v / units.MS, 3) for k, v in values.items()} for name, values in stats.items()},
+        "output_tokens_per_s": round(result.output_tokens_per_s, 2),
+        "request_throughput_per_s": round(result.request_throughput_per_s, 4),
+        "preemptions": result.preemptions,
+        "goodput": round(result.goodput(ttft_slo, tpot_slo), 4),
+        "num_requests": args.num_requests,
+        "duration_s": round(result.duration_s, 3),
+        "engine_steps": result.steps,
+        "simulation_seconds": round(elapsed, 3),
+    }
+    if args.json:
+        return json.dumps(data, indent=2)
+    lines = [f"{args.num_requests} requests in {data['duration_s']:,.1f} s simulated ({elapsed:.2f} s to compute)"]
+    for name in ("ttft", "tpot", "itl", "e2e"):
+        v = data[f"{name}_ms"]
+        lines.append(
+            f"  {name.upper():5} mean {v['mean']:>10,.1f}  p50 {v['p50']:>10,.1f}  p90 {v['p90']:>10,.1f}  "
+            f"p99 {v['p99']:>10,.1f} ms"
+        )
+    lines.append(
+        f"  {data['output_tokens_per_s']:,.0f} output tokens/s, {data['request_throughput_per_s']:.3f} "
+        f"requests/s, {data['preemptions']} preemptions, goodput {data['goodput']:.1%}"
+    )
+    return "\n".join(lines)

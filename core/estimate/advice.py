@@ -1,0 +1,82 @@
+"""What would make it fit: re-estimate under single changes and keep those that work.
+
+Each lever changes one thing (weight format, KV format, GPU count, max_model_len, batch,
+gpu_memory_utilization, weights offloaded to host memory); a suggestion is kept when the workload
+then fits and vLLM would start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from core.estimate.result import Estimate, estimate
+from core.estimate.whatif import weights_to_fit
+from core.messages import Notice, notice
+from core.spec import units
+from core.spec.deployment import Deployment, Workload
+from core.spec.engine import Parallelism
+from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+
+MAX_GPUS = 8
+Variant = tuple[Deployment, Workload]
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    notice: Notice
+    result: Estimate
+
+
+def _variants(dep: Deployment, work: Workload, current: Estimate) -> Iterator[tuple[Notice, Callable[[], Variant]]]:
+    """Single changes, each built only when tried (a change may be impossible for this deployment)."""
+
+    def changed(**fields) -> Callable[[], Variant]:
+        return lambda: (dataclasses.replace(dep, **fields), work)
+
+    for name in ("fp8", "int8", "int4"):
+        weights = WEIGHT_PRECISIONS[name]
+        if weights.bits_per_element < dep.weights.bits_per_element:
+            yield notice("suggest_weights", format=weights.label), changed(weights=weights)
+    if dep.kv.bits_per_element > KV_PRECISIONS["fp8"].bits_per_element:
+        yield notice("suggest_kv_fp8"), changed(kv=KV_PRECISIONS["fp8"])
+    tp = dep.parallel.tp * 2
+    while tp <= MAX_GPUS:
+        if dep.model.num_heads % tp == 0:
+            yield notice("suggest_tp", gpus=tp), changed(parallel=Parallelism(tp=tp, pp=dep.parallel.pp))
+        tp *= 2
+    if not current.engine_starts and current.kv.capacity_tokens >= work.request_len:
+        length = current.kv.capacity_tokens
+        engine = dataclasses.replace(dep.engine, max_model_len=length)
+        yield notice("suggest_max_model_len", tokens=length), changed(engine=engine)
+    fit = current.kv.max_concurrency_at_request_len
+    if 0 < fit < work.batch:
+        yield notice("suggest_batch", batch=fit), lambda: (dep, dataclasses.replace(work, batch=fit))
+    if dep.engine.gpu_memory_utilization < 0.95:
+        engine = dataclasses.replace(dep.engine, gpu_memory_utilization=0.95)
+        yield notice("suggest_utilization", value="0.95"), changed(engine=engine)
+    if dep.gpu.host_link_bandwidth > 0 and current.memory.kv_budget < current.kv.bytes_per_max_len_request:
+        offload = weights_to_fit(dep)
+        if offload > dep.levers.offload.weights_bytes:
+            levers = dataclasses.replace(
+                dep.levers, offload=dataclasses.replace(dep.levers.offload, weights_bytes=offload)
+            )
+            yield (
+                notice("suggest_offload", gib=f"{offload / units.GiB:.0f}", link=dep.gpu.host_link_generation),
+                changed(levers=levers),
+            )
+
+
+def fit_suggestions(dep: Deployment, work: Workload, current: Estimate) -> list[Suggestion]:
+    """Single changes after which ``work`` fits on ``dep`` and the engine starts."""
+    found = []
+    for text, build in _variants(dep, work, current):
+        try:
+            new_dep, new_work = build()
+            result = estimate(new_dep, new_work)
+        except ValueError:
+            continue
+        if result.fits and result.engine_starts:
+            found.append(Suggestion(notice=text, result=result))
+    return found

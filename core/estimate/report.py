@@ -1,0 +1,186 @@
+"""Turn results into plain data (for --json and exports) and into readable text.
+
+The only place where SI values become GiB, milliseconds and tokens/s for display.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.estimate.result import Estimate
+from core.spec import units
+from core.spec.gpu import GpuSpec
+from core.spec.model import ModelSpec
+from core.spec.params import parameter_counts
+
+
+def _gib(value: float) -> float:
+    return round(value / units.GiB, 3)
+
+
+def _ms(value: float) -> float:
+    return round(value / units.MS, 3)
+
+
+def estimate_to_dict(e: Estimate) -> dict[str, Any]:
+    """The public JSON shape of ``python -m core estimate --json`` (see README)."""
+    d, m, kv = e.deployment, e.memory, e.kv
+    return {
+        "model": d.model.id,
+        "gpu": d.gpu.id,
+        "num_gpus": d.parallel.num_gpus,
+        "tp": d.parallel.tp,
+        "pp": d.parallel.pp,
+        "weight_dtype": d.weights.name,
+        "kv_dtype": d.kv.name,
+        "input_len": e.workload.input_len,
+        "output_len": e.workload.output_len,
+        "batch": e.workload.batch,
+        "engine": {
+            "gpu_memory_utilization": d.engine.gpu_memory_utilization,
+            "max_model_len": d.max_model_len,
+            "max_num_batched_tokens": e.max_num_batched_tokens,
+            "max_num_seqs": e.max_num_seqs,
+            "block_size": d.engine.block_size,
+            "efficiency": {
+                "compute": d.efficiency.compute,
+                "bandwidth": d.efficiency.bandwidth,
+                "link": d.efficiency.link,
+                "step_overhead_ms": _ms(d.efficiency.step_overhead_s),
+            },
+        },
+        "memory_per_gpu": {
+            "capacity_gib": _gib(m.capacity),
+            "driver_reserved_gib": _gib(m.driver_reserved),
+            "held_back_gib": _gib(m.held_back),
+            "weights_gib": _gib(m.weights),
+            "kv_cache_gib": _gib(m.kv_in_use),
+            "activations_gib": _gib(m.activations),
+            "overhead_gib": _gib(m.overhead),
+            "free_gib": _gib(m.kv_free),
+            "proposer_gib": _gib(m.proposer),
+            "lora_gib": _gib(m.lora),
+            "attention_scores_gib": _gib(m.attention_scores),
+            "host_weights_gib": _gib(m.offloaded_weights),
+            "host_kv_gib": _gib(m.host_kv),
+        },
+        "kv": {
+            "bytes_per_token": round(kv.bytes_per_token),
+            "budget_gib_per_gpu": _gib(m.kv_budget),
+            "capacity_tokens": kv.capacity_tokens,
+            "max_concurrency_at_max_model_len": round(kv.max_concurrency_at_max_model_len, 3),
+            "max_concurrency_at_request_len": kv.max_concurrency_at_request_len,
+            "max_concurrency_contiguous": kv.max_concurrency_contiguous,
+        },
+        "latency": {
+            "ttft_ms": _ms(e.latency.ttft_s),
+            "tpot_ms": _ms(e.latency.tpot_s),
+            "e2e_ms": _ms(e.latency.e2e_s),
+        },
+        "throughput": {
+            "output_tokens_per_s": round(e.throughput.output_tokens_per_s, 2),
+            "total_tokens_per_s": round(e.throughput.total_tokens_per_s, 2),
+            "decode_tokens_per_s": round(e.throughput.decode_tokens_per_s, 2),
+        },
+        "bound": {"prefill": e.bound_prefill, "decode": e.bound_decode},
+        "fits": e.fits,
+        "warnings": [w.text() for w in e.warnings],
+    }
+
+
+LEVER_MEMORY_ROWS = {
+    "proposer_gib": "speculative proposer",
+    "lora_gib": "LoRA adapters",
+    "attention_scores_gib": "eager attention scores",
+    "host_weights_gib": "weights in host memory",
+    "host_kv_gib": "KV space in host memory",
+}
+
+
+def format_estimate(e: Estimate) -> str:
+    """A compact human-readable report."""
+    data = estimate_to_dict(e)
+    mem, kv, lat, tput = data["memory_per_gpu"], data["kv"], data["latency"], data["throughput"]
+    d = e.deployment
+    lines = [
+        f"{d.model.name} on {d.parallel.num_gpus} x {d.gpu.name} (tp={d.parallel.tp}, pp={d.parallel.pp}), "
+        f"weights {d.weights.label}, KV {d.kv.label}",
+        f"workload: batch {e.workload.batch} x ({e.workload.input_len} prompt + "
+        f"{e.workload.output_len} answer) tokens, max_model_len {d.max_model_len}",
+        f"fits: {'yes' if e.fits else 'NO'}",
+        "",
+        "memory per GPU [GiB]",
+        f"  capacity (driver)      {mem['capacity_gib']:10.2f}",
+        f"  reserved by driver     {mem['driver_reserved_gib']:10.2f}",
+        f"  held back (1 - util)   {mem['held_back_gib']:10.2f}",
+        f"  weights                {mem['weights_gib']:10.2f}",
+        f"  activation peak        {mem['activations_gib']:10.2f}",
+        f"  engine overhead        {mem['overhead_gib']:10.2f}",
+        *[f"  {label:22} {mem[key]:10.2f}" for key, label in LEVER_MEMORY_ROWS.items() if mem[key]],
+        f"  KV budget              {kv['budget_gib_per_gpu']:10.2f}",
+        f"  KV in use (this batch) {mem['kv_cache_gib']:10.2f}",
+        "",
+        "KV cache",
+        f"  bytes per token        {kv['bytes_per_token'] / units.KiB:10.1f} KiB",
+        f"  capacity               {kv['capacity_tokens']:10d} tokens",
+        f"  max concurrency at request length   {kv['max_concurrency_at_request_len']}",
+        f"  vLLM's figure at max_model_len      {kv['max_concurrency_at_max_model_len']:.2f}x",
+        f"  contiguous reservation              {kv['max_concurrency_contiguous']}",
+        "",
+        "latency and throughput",
+        f"  TTFT  {lat['ttft_ms']:10.1f} ms   (prefill {data['bound']['prefill']}-bound)",
+        f"  TPOT  {lat['tpot_ms']:10.2f} ms   (decode {data['bound']['decode']}-bound)",
+        f"  E2E   {lat['e2e_ms']:10.1f} ms",
+        f"  output {tput['output_tokens_per_s']:10.1f} tokens/s, total {tput['total_tokens_per_s']:.1f} tokens/s",
+    ]
+    lines += [f"warning: {w.text()}" for w in e.warnings]
+    return "\n".join(lines)
+
+
+def model_to_dict(m: ModelSpec) -> dict[str, Any]:
+    p = parameter_counts(m)
+    return {
+        "id": m.id,
+        "name": m.name,
+        "hf_id": m.hf_id,
+        "attention": str(m.attention_kind),
+        "layers": m.num_layers,
+        "hidden_size": m.hidden_size,
+        "heads": m.num_heads,
+        "kv_heads": m.num_kv_heads,
+        "head_dim": m.head_dim,
+        "moe": None
+        if m.moe is None
+        else {
+            "experts": m.moe.num_experts,
+            "experts_per_token": m.moe.experts_per_token,
+            "shared_experts": m.moe.num_shared_experts,
+        },
+        "sliding_window": m.sliding_window,
+        "sliding_layers": m.num_sliding_layers,
+        "max_context": m.max_context,
+        "native_dtype": m.native_dtype,
+        "params_total_b": round(p.total / 1e9, 3),
+        "params_active_b": round(p.active / 1e9, 3),
+        "params_total_published_b": m.params_total_published and round(m.params_total_published / 1e9, 3),
+        "source_url": m.source_url,
+        "source_read": m.source_read.isoformat() if m.source_read else None,
+    }
+
+
+def gpu_to_dict(g: GpuSpec) -> dict[str, Any]:
+    return {
+        "id": g.id,
+        "name": g.name,
+        "memory_gib": _gib(g.memory_bytes),
+        "memory_basis": g.memory_basis,
+        "memory_bandwidth_gb_s": round(g.memory_bandwidth / units.GB, 1),
+        "tensor_tflops_dense": {k: round(v / units.TERA, 2) for k, v in g.tensor_flops},
+        "interconnect": g.interconnect,
+        "link_bandwidth_gb_s_bidirectional": round(g.link_bandwidth_bidirectional / units.GB, 1),
+        "host_link": g.host_link_generation,
+        "host_link_gb_s_bidirectional": round(g.host_link_bandwidth_bidirectional / units.GB, 1),
+        "price_per_hour_usd": g.price_per_hour,
+        "source_url": g.source_url,
+        "source_read": g.source_read.isoformat() if g.source_read else None,
+    }

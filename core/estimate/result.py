@@ -1,0 +1,122 @@
+"""One question, one answer: memory, concurrency ceiling, latency and throughput of a deployment.
+
+:func:`estimate` composes the formulas of :mod:`core.memory`, :mod:`core.kv` and
+:mod:`core.latency` for one workload (B identical requests of I prompt and O answer tokens):
+
+    TTFT = request overhead + prefill of B prompts arriving together (the last one's first token)
+    TPOT = one decode step of B sequences at the mean context I + O / 2
+    E2E  = TTFT + (O - 1) x TPOT
+    output tokens/s = B x O / E2E;  total tokens/s = B x (I + O) / E2E
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.estimate.warnings import estimate_warnings
+from core.memory.budget import MemoryBreakdown, memory_breakdown
+from core.memory.capacity import KvCapacity, kv_capacity
+from core.memory.request_kv import batch_kv_bytes
+from core.messages import Notice
+from core.spec.deployment import Deployment, Workload, check_fits_context, decode_context
+from core.timing.phases import decode_step_time, prefill_time
+from core.timing.roofline import PhaseTime
+
+
+@dataclass(frozen=True, kw_only=True)
+class Latency:
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    prefill: PhaseTime
+    decode: PhaseTime
+
+
+@dataclass(frozen=True, kw_only=True)
+class Throughput:
+    output_tokens_per_s: float
+    total_tokens_per_s: float
+    decode_tokens_per_s: float
+    """B / TPOT: the steady decode rate once every request is generating."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Estimate:
+    deployment: Deployment
+    workload: Workload
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    memory: MemoryBreakdown
+    kv: KvCapacity
+    latency: Latency
+    throughput: Throughput
+    fits: bool
+    warnings: tuple[Notice, ...]
+
+    @property
+    def engine_starts(self) -> bool:
+        """vLLM refuses to start unless one max_model_len request fits the KV budget."""
+        return self.kv.max_concurrency_at_max_model_len >= 1
+
+    @property
+    def bound_prefill(self) -> str:
+        return self.latency.prefill.bound
+
+    @property
+    def bound_decode(self) -> str:
+        return self.latency.decode.bound
+
+
+def latency_and_throughput(dep: Deployment, batch, input_len, output_len) -> tuple[Latency, Throughput]:
+    """Timings for B requests of I + O tokens; B, I and O may be numpy arrays (they broadcast)."""
+    prefill = prefill_time(dep, batch, input_len)
+    decode = decode_step_time(dep, batch, decode_context(input_len, output_len))
+    ttft, tpot = prefill.seconds + dep.efficiency.request_overhead_s, decode.seconds
+    e2e = ttft + (output_len - 1) * tpot
+    latency = Latency(ttft_s=ttft, tpot_s=tpot, e2e_s=e2e, prefill=prefill, decode=decode)
+    throughput = Throughput(
+        output_tokens_per_s=batch * output_len / e2e,
+        total_tokens_per_s=batch * (input_len + output_len) / e2e,
+        decode_tokens_per_s=batch / tpot,
+    )
+    return latency, throughput
+
+
+def estimate(dep: Deployment, workload: Workload, *, enforce_context: bool = True) -> Estimate:
+    """Answer the whole question for one deployment and workload (see module docstring).
+
+    A request longer than max_model_len raises, unless ``enforce_context`` is False (the planner
+    reports it as its failed context check instead).
+    """
+    if enforce_context:
+        check_fits_context(dep, workload)
+    tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    in_use = batch_kv_bytes(dep, workload.batch, workload.request_len, workload.input_len)
+    memory = memory_breakdown(dep, kv_in_use=in_use)
+    kv = kv_capacity(dep, memory.kv_space, workload.request_len, workload.input_len)
+    latency, throughput = latency_and_throughput(dep, workload.batch, workload.input_len, workload.output_len)
+    latency = Latency(
+        ttft_s=float(latency.ttft_s),
+        tpot_s=float(latency.tpot_s),
+        e2e_s=float(latency.e2e_s),
+        prefill=latency.prefill,
+        decode=latency.decode,
+    )
+    throughput = Throughput(
+        output_tokens_per_s=float(throughput.output_tokens_per_s),
+        total_tokens_per_s=float(throughput.total_tokens_per_s),
+        decode_tokens_per_s=float(throughput.decode_tokens_per_s),
+    )
+    fits = memory.kv_budget > 0 and memory.kv_in_use <= memory.kv_space
+    return Estimate(
+        deployment=dep,
+        workload=workload,
+        max_num_batched_tokens=tokens,
+        max_num_seqs=seqs,
+        memory=memory,
+        kv=kv,
+        latency=latency,
+        throughput=throughput,
+        fits=fits,
+        warnings=estimate_warnings(dep, workload, memory, kv, seqs),
+    )

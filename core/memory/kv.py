@@ -1,0 +1,104 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.memory.weights import layers_per_gpu
+from core.spec.engine import Parallelism
+from core.spec.model import ModelSpec
+from core.spec.precision import Precision
+
+KV_TENSORS = 2  # one K and one V vector per token, head and layer
+
+
+def kv_heads_per_gpu(model: ModelSpec, tp: int) -> int:
+    """KV heads one GPU stores: split over tp, replicated when there are fewer heads than GPUs."""
+    return max(1, model.num_kv_heads // tp)
+
+
+def kv_bytes_per_token_per_layer(model: ModelSpec, kv: Precision, tp: int) -> float:
+    """KV cache of one token in one layer on one GPU [bytes].
+
+    Standard: 2 (K and V) x KV heads per GPU x head_dim x bytes.
+    MLA: (kv_lora_rank + qk_rope_head_dim) x bytes, one latent shared by K and V, not split by TP
+    (every tensor-parallel rank keeps the whole latent).
+    """
+    if model.mla is not None:
+        return (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) * kv.bytes_per_element
+    return KV_TENSORS * kv_heads_per_gpu(model, tp) * model.head_dim * kv.bytes_per_element
+
+
+def mha_equivalent_kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> float:
+    """KV of one token if every query head kept its own K and V (plain MHA) [bytes].
+
+    layers per GPU x heads per GPU x (key dim + value dim) x bytes: what GQA, MQA and MLA save
+    against; for standard attention 2 x heads x head_dim per layer.
+    """
+    heads = model.num_heads // par.tp
+    return layers_per_gpu(model, par.pp) * heads * (model.q_head_dim + model.v_head_dim) * kv.bytes_per_element
+
+
+def kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> float:
+    """KV cache of one token across all layers of one GPU, every layer full-attention [bytes].
+
+    The textbook figure: 2 x layers x KV heads x head_dim x bytes. It is also the unit vLLM uses
+    for "GPU KV cache size: N tokens"; sliding-window layers are capped per sequence instead
+    (see :func:`kv_bytes_per_sequence`).
+    """
+    return layers_per_gpu(model, par.pp) * kv_bytes_per_token_per_layer(model, kv, par.tp)
+
+
+def kv_bytes_per_sequence(model: ModelSpec, kv: Precision, par: Parallelism, tokens, block_size: int = 1):
+    """KV cache of one sequence of ``tokens`` tokens on one GPU [bytes] (array-friendly).
+
+    Sum over layers of ceil(cached tokens / block) x block x per-layer bytes, where a full-attention
+    layer caches every token and a sliding-window layer at most the window. ``block_size`` 1 gives
+    the exact figure; a paged engine rounds each layer up to whole blocks.
+    """
+    tokens = np.asarray(tokens, dtype=float)
+    per_layer = kv_bytes_per_token_per_layer(model, kv, par.tp)
+    layers = layers_per_gpu(model, par.pp)
+    sliding = round(model.num_sliding_layers * layers / model.num_layers)
+    full_blocks = np.ceil(tokens / block_size) * block_size
+    total = (layers - sliding) * full_blocks * per_layer
+    if sliding:
+        windowed = np.minimum(tokens, model.sliding_window)
+        total = total + sliding * np.ceil(windowed / block_size) * block_size * per_layer
+    return total if total.ndim else float(total)
+
+
+def vllm_kv_groups(model: ModelSpec, pp: int) -> tuple[int, int]:
+    """(groups, layers per group) of vLLM's hybrid KV-cache manager on one GPU.
+
+    Layers of each attention type (full, sliding) are cut into equal groups whose size is the
+    fewest layers of a type, or the most when the two counts are within 1.5x of each other; a KV
+    block holds one group's layers (vllm/v1/core/kv_cache_utils.py). One type: one group of all.
+    """
+    layers = layers_per_gpu(model, pp)
+    sliding = round(model.num_sliding_layers * layers / model.num_layers)
+    counts = [c for c in (layers - sliding, sliding) if c]
+    if len(counts) == 1:
+        return 1, layers
+    low, high = min(counts), max(counts)
+    size = high if high < 1.5 * low else low
+    return sum(math.ceil(c / size) for c in counts), size
+
+
+def vllm_blocks_per_request(model: ModelSpec, pp: int, tokens: int, block_size: int, batched_tokens: int) -> int:
+    """KV blocks vLLM reserves for one request of ``tokens`` tokens in its concurrency figure.
+
+    Per group: full attention ceil(tokens / block); sliding window ceil(min(W - 1 + batched tokens,
+    tokens) / block) + 1, since a prefill chunk of up to max_num_batched_tokens attends to a window
+    behind it.
+    """
+    groups, size = vllm_kv_groups(model, pp)
+    layers = layers_per_gpu(model, pp)
+    sliding = round(model.num_sliding_layers * layers / model.num_layers)
+    full_groups = math.ceil((layers - sliding) / size) if layers - sliding else 0
+    sliding_groups = groups - full_groups
+    full = math.ceil(tokens / block_size)
+    windowed = math.ceil(min(model.sliding_window - 1 + batched_tokens, tokens) / block_size) + 1 if sliding else 0
+    return full_groups * full + sliding_groups * windowed

@@ -1,0 +1,82 @@
+"""Memory per GPU: weights, KV cache, activation peak, engine overhead and the vLLM-style KV budget.
+
+    KV budget = total x gpu_memory_utilization - weights - activation peak - overhead
+
+as vLLM's ``determine_available_memory`` computes it (see docs/model.md). Functions that take a
+token count accept numpy arrays, so sweeps use the same formulas as single estimates.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+from core.spec.engine import Parallelism
+from core.spec.model import ModelSpec
+from core.spec.params import parameter_counts
+from core.spec.precision import ACTIVATION_PRECISION, Precision
+
+
+@dataclass(frozen=True)
+class WeightBytes:
+    """Weights of a model split where pipeline stages split them [bytes]."""
+
+    embedding: float
+    lm_head: float
+    """0 when the LM head is tied to the embedding."""
+    layers: float
+    """All transformer layers, norms and routers included."""
+    routed_experts: float = 0.0
+    """The part of ``layers`` in routed experts (MoE), of which a step reads only those routed to."""
+
+    @property
+    def total(self) -> float:
+        return self.embedding + self.lm_head + self.layers
+
+
+@functools.cache
+def weight_bytes(model: ModelSpec, weights: Precision) -> WeightBytes:
+    """All weights of the model [bytes] = sum over parameter groups of count x bytes per element.
+
+    Quantized formats compress the linear layers only; embeddings, LM head, norms and router stay
+    16-bit. Formats flagged ``moe_experts_only`` compress only routed experts on MoE models.
+    """
+    p = parameter_counts(model)
+    if not weights.quantized:
+        per = weights.bytes_per_element
+        return WeightBytes(
+            embedding=p.embedding * per,
+            lm_head=p.lm_head * per,
+            layers=(p.total - p.embedding - p.lm_head) * per,
+            routed_experts=p.routed_experts * per,
+        )
+    half = ACTIVATION_PRECISION.bytes_per_element
+    compressed = p.routed_experts if (weights.moe_experts_only and model.is_moe) else p.linear
+    layers_16bit = p.linear - compressed + p.norms + p.router
+    return WeightBytes(
+        embedding=p.embedding * half,
+        lm_head=p.lm_head * half,
+        layers=compressed * weights.bytes_per_element + layers_16bit * half,
+        routed_experts=p.routed_experts * weights.bytes_per_element,
+    )
+
+
+def weight_bytes_per_gpu(model: ModelSpec, weights: Precision, par: Parallelism) -> float:
+    """Weights held by the most loaded GPU [bytes].
+
+    Tensor parallel shards every matrix (embedding and LM head vocab-parallel) over ``tp`` GPUs.
+    Pipeline parallel gives a stage ceil(layers / pp) layers; the first stage also holds the
+    embedding and the last the LM head (a tied head is a copy of the embedding there).
+    """
+    w = weight_bytes(model, weights)
+    if par.pp == 1:
+        return w.total / par.tp
+    head = w.lm_head or w.embedding
+    stage_layers = w.layers * layers_per_gpu(model, par.pp) / model.num_layers
+    return (stage_layers + max(w.embedding, head)) / par.tp
+
+
+def layers_per_gpu(model: ModelSpec, pp: int) -> int:
+    """Layers on the most loaded pipeline stage."""
+    return math.ceil(model.num_layers / pp)

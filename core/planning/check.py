@@ -1,0 +1,195 @@
+"""Requirement check: can this deployment serve this load within these SLOs, and what binds?
+
+A requirement is a load (N users with a think time, N requests in flight, or a request rate), the
+request lengths (typical and P95) and SLOs. Users become requests in flight by Little's law at a
+consistent operating point of the engine's steady state (continuous batching):
+
+    t_p = prefill of one typical prompt,  t_d(B) = decode step with B running requests
+    TTFT = t_p + t_d(B)                     (a new request joins the next step, then prefills)
+    TPOT = t_d(B) / (1 - lambda t_p)         (prefills of arriving requests take their share of steps)
+    E2E  = TTFT + (O - 1) TPOT,  lambda = B / E2E   ->  E2E^2 - (B t_p + a + c) E2E + a B t_p = 0
+           with a = TTFT, c = (O - 1) t_d(B); the larger root is the stable one
+    users: B = U x E2E(B) / (E2E(B) + think time)     rate: B = lambda x E2E(B)
+
+Checks, in order: the P95 request fits max_model_len; weights fit; KV cache of the in-flight
+requests (one of them at P95 length); TTFT SLO (P95 prompt); TPOT SLO; throughput demand (users
+or rate loads) against the most the replica sustains at its concurrency ceiling. Each has a ratio
+need / limit: ok up to 0.85, marginal up to 1, failed above.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.estimate.result import Estimate, estimate
+from core.memory.request_kv import own_kv_bytes, shared_kv_bytes
+from core.planning.requirement import Requirement
+from core.planning.steady_state import SteadyState, steady_state
+from core.spec.deployment import Deployment, Workload
+from core.timing.phases import prefill_time
+
+MARGINAL_RATIO = 0.85
+"""A check using more than this share of its limit is marginal: little room for bursts or error."""
+GRID_POINTS = 2049
+MAX_IN_FLIGHT = 1e6
+"""Search bound for a rate load's in-flight requests; beyond it the rate counts as not drainable."""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    need: float
+    limit: float
+    unit: str
+    marginal_at: float = MARGINAL_RATIO
+
+    @property
+    def ratio(self) -> float:
+        if self.limit <= 0:
+            return math.inf if self.need > 0 else 0.0
+        return self.need / self.limit
+
+    @property
+    def status(self) -> str:
+        if self.ratio > 1:
+            return "failed"
+        return "marginal" if self.ratio > self.marginal_at else "ok"
+
+
+@dataclass(frozen=True)
+class Plan:
+    deployment: Deployment
+    requirement: Requirement
+    in_flight: float
+    """Requests in flight per replica at the consistent operating point."""
+    worst_case_in_flight: int
+    """Per replica, if every user were generating at once (users load), else equal to in_flight."""
+    state: SteadyState
+    checks: tuple[Check, ...]
+    estimate: Estimate
+    """The static estimate at the in-flight batch and typical lengths (memory, KV capacity)."""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def verdict(self) -> str:
+        statuses = {c.status for c in self.checks}
+        if "failed" in statuses:
+            return "not_feasible"
+        return "marginal" if "marginal" in statuses else "feasible"
+
+    @property
+    def binding(self) -> Check:
+        """The first failing check in order (weights before KV cache before latency), else the check
+        closest to its limit; pass/fail checks (context vs max_model_len) bind only when they fail."""
+        failed = [c for c in self.checks if c.status == "failed"]
+        if failed:
+            return failed[0]
+        return max((c for c in self.checks if c.marginal_at < 1), key=lambda c: c.ratio)
+
+    @property
+    def num_gpus(self) -> int:
+        return self.deployment.parallel.num_gpus * self.requirement.replicas
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        """All replicas together."""
+        return self.state.request_rate * self.requirement.answer_len * self.requirement.replicas
+
+
+def _first_crossing(batches: np.ndarray, excess: np.ndarray) -> float:
+    """Where ``excess`` (positive, then negative along ``batches``) first crosses 0, interpolated."""
+    below = np.flatnonzero(excess <= 0)
+    if below.size == 0:
+        return math.inf
+    i = int(below[0])
+    if i == 0:
+        return float(batches[0])
+    x0, x1, y0, y1 = batches[i - 1], batches[i], excess[i - 1], excess[i]
+    return float(x0 + (x1 - x0) * y0 / (y0 - y1))
+
+
+def in_flight_requests(dep: Deployment, req: Requirement) -> float:
+    """Requests in flight per replica, consistent with the E2E latency they cause (Little's law).
+
+    Users: the root of U E2E(B) / (E2E(B) + T) - B on [0, U]; rate: of lambda E2E(B) - B. Both
+    are evaluated on a grid at once and interpolated (E2E grows smoothly with B). A rate no batch
+    drains gives infinity.
+    """
+    if req.load == "in_flight":
+        return req.in_flight / req.replicas
+    if req.load == "users":
+        users = req.users / req.replicas
+        if req.think_time_s == 0:
+            return users
+        grid = np.linspace(0.0, users, GRID_POINTS)
+        state = steady_state(dep, grid, req.prompt_len, req.answer_len)
+        # a user's cycle: the overhead, the engine's time, then thinking; only the engine's part is in flight
+        busy = users * state.engine_e2e_s / (state.e2e_s + req.think_time_s)
+        return min(_first_crossing(grid, busy - grid), users)
+    rate = req.rate_per_s / req.replicas
+    grid = np.concatenate(([0.0], np.geomspace(1e-3, MAX_IN_FLIGHT, GRID_POINTS)))
+    state = steady_state(dep, grid, req.prompt_len, req.answer_len)
+    excess = np.where(state.stable, rate * state.engine_e2e_s - grid, np.inf)
+    return _first_crossing(grid, excess)
+
+
+def check(dep: Deployment, req: Requirement) -> Plan:
+    """Verdict for ``req`` on ``dep`` (per replica; the load is spread evenly over replicas)."""
+    batch = in_flight_requests(dep, req)
+    if math.isinf(batch):
+        # no concurrency drains this arrival rate: the engine runs what it admits, the rest queues
+        ceiling = estimate(dep, Workload(input_len=req.prompt_len, output_len=req.answer_len), enforce_context=False)
+        batch = float(max(min(ceiling.kv.max_concurrency_at_request_len, ceiling.max_num_seqs), 1))
+    running = max(math.ceil(batch - 1e-9), 1)
+    state = steady_state(dep, batch, req.prompt_len, req.answer_len)
+    # a request longer than max_model_len is the context check's failure, not an error
+    work = Workload(input_len=req.prompt_len, output_len=req.answer_len, batch=running)
+    base = estimate(dep, work, enforce_context=False)
+    mem = base.memory
+
+    # the running requests at typical length, one of them a P95 (long-tail) request; a shared prefix once
+    kv_need = (
+        shared_kv_bytes(dep, req.prompt_len)
+        + (running - 1) * own_kv_bytes(dep, req.prompt_len + req.answer_len, req.prompt_len)
+        + own_kv_bytes(dep, req.longest_request, req.p95_prompt)
+    )
+    checks = [
+        Check("context", req.longest_request, dep.max_model_len, "tokens", marginal_at=1.0),
+        Check("weights", mem.non_kv, mem.capacity - mem.driver_reserved - mem.held_back, "bytes"),
+        Check("kv_cache", kv_need, max(mem.kv_space, 0.0), "bytes"),
+    ]
+    if req.ttft_slo_s is not None:
+        p95_ttft = (
+            float(prefill_time(dep, 1, req.p95_prompt).seconds)
+            + state.decode_step_s
+            + dep.efficiency.request_overhead_s
+        )
+        checks.append(Check("ttft", p95_ttft if state.stable else math.inf, req.ttft_slo_s, "s"))
+    if req.tpot_slo_s is not None:
+        checks.append(Check("tpot", state.tpot_s, req.tpot_slo_s, "s"))
+    if req.load != "in_flight":  # a fixed concurrency states no throughput demand
+        checks.append(_throughput_check(dep, req, state, base))
+    worst = math.ceil(req.users / req.replicas) if req.load == "users" else running
+    return Plan(
+        deployment=dep,
+        requirement=req,
+        in_flight=batch,
+        worst_case_in_flight=worst,
+        state=state,
+        checks=tuple(checks),
+        estimate=base,
+    )
+
+
+def _throughput_check(dep: Deployment, req: Requirement, state: SteadyState, base: Estimate) -> Check:
+    """Demanded output tokens/s against the most the replica sustains at its concurrency ceiling."""
+    rate = req.rate_per_s / req.replicas if req.load == "rate" else state.request_rate
+    demand = rate * req.answer_len
+    ceiling = min(base.kv.max_concurrency_at_request_len, base.max_num_seqs)
+    if ceiling < 1:
+        return Check("throughput", demand, 0.0, "tokens/s")
+    best = steady_state(dep, float(ceiling), req.prompt_len, req.answer_len)
+    return Check("throughput", demand, best.request_rate * req.answer_len if best.stable else 0.0, "tokens/s")

@@ -1,0 +1,205 @@
+"""Fixes for an infeasible or marginal requirement: one lever at a time, cheapest first.
+
+Each lever re-runs the requirement check on a changed deployment or requirement; only levers that
+make it feasible are kept (for a case that is not feasible, also those that make it marginal,
+listed after). Ranked by cost per hour (GPUs x price per GPU-hour), then GPU count, then whether
+it carries a caveat (quantization may cost quality); fixes on GPUs without a price come after the
+priced ones, by GPU count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from core.levers.offload import host_read_seconds
+from core.levers.settings import Speculative
+from core.levers.speculative import ACCEPTANCE_RANGES
+from core.messages import Notice, notice
+from core.planning.check import Plan, check
+from core.planning.requirement import Requirement
+from core.planning.solve import TENSOR_PARALLEL, GpuOption, gpu_options, min_gpus
+from core.spec import units
+from core.spec.catalog import Catalog
+from core.spec.deployment import Deployment
+from core.spec.engine import Parallelism
+from core.spec.model import ModelSpec
+from core.spec.params import parameter_counts
+from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+
+SIZE_SUFFIX = re.compile(r"-?\d+(\.\d+)?[BbMm]\b.*$")
+FIX_DRAFT_TOKENS = 4  # vLLM's examples and the EAGLE/draft-model defaults propose 3-5 tokens
+OTHER_GPUS_SHOWN = 3  # the cheapest alternatives; the Plan page lists every GPU separately
+
+
+@dataclass(frozen=True)
+class Fix:
+    lever: Notice
+    caveat: Notice | None
+    plan: Plan
+    cost_per_hour: float | None
+
+    @property
+    def num_gpus(self) -> int:
+        return self.plan.num_gpus
+
+
+def family(name: str) -> str:
+    """A model's family: its name without the size suffix ("Qwen2.5-7B-Instruct" -> "Qwen2.5")."""
+    return SIZE_SUFFIX.sub("", name).lower()
+
+
+def cost_per_hour(plan: Plan) -> float | None:
+    price = plan.deployment.gpu.price_per_hour
+    return price * plan.num_gpus if price else None
+
+
+def _levers(
+    catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption], current: Plan
+) -> Iterator[tuple[Notice, Notice | None, Plan]]:
+    def run(new_dep: Deployment = dep, new_req: Requirement = req) -> Plan | None:
+        try:
+            return check(new_dep, new_req)
+        except ValueError:
+            return None
+
+    yield from _lever_fixes(catalog, dep, req, run, current)
+    quality = notice("caveat_quality")
+    for name in ("int8", "int4"):
+        weights = WEIGHT_PRECISIONS[name]
+        if weights.bits_per_element < dep.weights.bits_per_element:
+            yield notice("fix_weights", format=weights.label), quality, run(dataclasses.replace(dep, weights=weights))
+    fp8 = KV_PRECISIONS["fp8"]
+    if dep.kv.bits_per_element > fp8.bits_per_element:
+        yield notice("fix_kv_fp8"), notice("caveat_kv_fp8"), run(dataclasses.replace(dep, kv=fp8))
+        int4 = WEIGHT_PRECISIONS["int4"]
+        if int4.bits_per_element < dep.weights.bits_per_element:
+            both = dataclasses.replace(dep, weights=int4, kv=fp8)
+            yield notice("fix_int4_fp8"), quality, run(both)
+    if req.longest_request > req.prompt_len + req.answer_len:
+        shorter = dataclasses.replace(req, prompt_len_p95=req.prompt_len, answer_len_p95=req.answer_len)
+        yield (
+            notice("fix_context", tokens=req.prompt_len + req.answer_len),
+            notice("caveat_context"),
+            run(new_req=shorter),
+        )
+    sizing = min_gpus(dep, req)
+    if sizing is not None and sizing.replicas > 1:  # a single replica is the tensor-parallel lever below
+        per_replica = math.ceil(req.users / sizing.replicas) if req.load == "users" else None
+        yield (
+            notice("fix_replicas", replicas=sizing.replicas, tp=sizing.tp, users=per_replica or "-"),
+            None,
+            sizing.plan,
+        )
+    for tp in TENSOR_PARALLEL:
+        if tp > dep.parallel.tp:
+            try:
+                wider = dataclasses.replace(dep, parallel=Parallelism(tp=tp, pp=dep.parallel.pp))
+            except ValueError:
+                continue
+            yield notice("fix_tp", gpus=tp), None, run(wider)
+    for option in options:
+        if option.gpu_id != dep.gpu.id:
+            sizing = option.sizing
+            gpu = sizing.plan.deployment.gpu
+            yield notice("fix_gpu", gpu=gpu.name, tp=sizing.tp, replicas=sizing.replicas), None, sizing.plan
+    own_size = parameter_counts(dep.model).total
+    for model in catalog.models:
+        same = family(model.name) == family(dep.model.name) and model.id != dep.model.id
+        if same and parameter_counts(model).total < own_size:
+            try:
+                smaller = dataclasses.replace(dep, model=model, engine=dep.engine)
+            except ValueError:
+                continue
+            yield notice("fix_model", model=model.name), notice("caveat_model"), run(smaller)
+
+
+def draft_for(catalog: Catalog, target: ModelSpec) -> ModelSpec | None:
+    """The smallest catalog model of the target's family with its vocabulary, to draft for it."""
+    candidates = [
+        m
+        for m in catalog.models
+        if m.id != target.id
+        and m.vocab_size == target.vocab_size
+        and family(m.name).split("-")[0] == family(target.name).split("-")[0]
+        and parameter_counts(m).total < parameter_counts(target).total / 4
+    ]
+    return min(candidates, key=lambda m: parameter_counts(m).total, default=None)
+
+
+def _lever_fixes(
+    catalog: Catalog, dep: Deployment, req: Requirement, run, current: Plan
+) -> Iterator[tuple[Notice, Notice, Plan]]:
+    """Levers that address the binding limit of ``current``: speculation for TPOT, prefix caching
+    for a shared prompt, offloading weights for what does not fit."""
+    binding = current.binding.name
+    levers = dep.levers
+    if binding == "tpot" and levers.speculative is None and (draft := draft_for(catalog, dep.model)):
+        low, high = ACCEPTANCE_RANGES["draft"]
+        spec = Speculative(draft=draft, k=FIX_DRAFT_TOKENS, acceptance=(low + high) / 2)
+        try:
+            with_spec = dataclasses.replace(dep, levers=dataclasses.replace(levers, speculative=spec))
+        except ValueError:
+            with_spec = None
+        if with_spec is not None:
+            yield (
+                notice("fix_speculative", draft=draft.name, k=spec.k, acceptance=spec.acceptance),
+                notice("caveat_speculative"),
+                run(with_spec),
+            )
+    if req.shared_prefix_len > levers.prefix.shared_tokens and binding in ("ttft", "kv_cache", "throughput", "tpot"):
+        prefix = dataclasses.replace(levers.prefix, shared_tokens=req.shared_prefix_len)
+        yield (
+            notice("fix_prefix", tokens=req.shared_prefix_len),
+            notice("caveat_prefix"),
+            run(dataclasses.replace(dep, levers=dataclasses.replace(levers, prefix=prefix))),
+        )
+    if binding in ("weights", "kv_cache") and dep.gpu.host_link_bandwidth > 0:
+        kv = next(c for c in current.checks if c.name == "kv_cache")
+        short = kv.need - current.estimate.memory.kv_budget
+        offload_bytes = levers.offload.weights_bytes + math.ceil(short / units.GiB) * units.GiB
+        if short > 0:
+            try:
+                offload = dataclasses.replace(levers.offload, weights_bytes=float(offload_bytes))
+                offloaded = dataclasses.replace(dep, levers=dataclasses.replace(levers, offload=offload))
+            except ValueError:  # more than the weights: offloading cannot make it fit
+                offloaded = None
+            if offloaded is not None:
+                step = host_read_seconds(dep.gpu, dep.efficiency, offload_bytes)
+                yield (
+                    notice("fix_offload", gib=f"{offload_bytes / units.GiB:.0f}", link=dep.gpu.host_link_generation),
+                    notice("caveat_offload", ms=f"{step / units.MS:.0f}"),
+                    run(offloaded),
+                )
+
+
+def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption] | None = None) -> list[Fix]:
+    """Levers that lift the verdict, cheapest first (at most 3 other GPUs).
+
+    For a case that is not feasible, levers that make it feasible or at least marginal (each fix
+    shows its verdict); for a marginal case, only levers that make it feasible. ``options`` are
+    the catalog GPUs sized for the load (:func:`core.solve.gpu_options`), computed when not given.
+    """
+    if options is None:
+        options = gpu_options(catalog, dep, req, limit=OTHER_GPUS_SHOWN + 1)
+    current = check(dep, req)
+    accepted = {"feasible"} if current.verdict == "marginal" else {"feasible", "marginal"}
+    found = []
+    for lever, caveat, plan in _levers(catalog, dep, req, options, current):
+        if plan is not None and plan.verdict in accepted:
+            found.append(Fix(lever=lever, caveat=caveat, plan=plan, cost_per_hour=cost_per_hour(plan)))
+    ranked = sorted(
+        found,
+        key=lambda f: (
+            f.plan.verdict != "feasible",
+            f.cost_per_hour if f.cost_per_hour is not None else math.inf,
+            f.num_gpus,
+            f.caveat is not None,
+            f.plan.binding.ratio,
+        ),
+    )
+    other_gpus = [f for f in ranked if f.lever.code == "fix_gpu"][:OTHER_GPUS_SHOWN]
+    return [f for f in ranked if f.lever.code != "fix_gpu" or f in other_gpus]

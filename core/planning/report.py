@@ -1,0 +1,316 @@
+"""A plan as plain data (JSON/CSV), as text for the CLI, and as a one-page Markdown or HTML report.
+
+Text comes from the message catalog, so reports exist in English and Chinese.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from typing import Any
+
+from core.messages import message
+from core.planning.check import Check, Plan
+from core.planning.cost import Cost
+from core.planning.fixes import Fix
+from core.planning.vllm_command import ServeCommand
+from core.spec import units
+
+BAR_WIDTH = 20
+
+
+def _value(check: Check, value: float) -> str:
+    if value == float("inf"):
+        return "∞"
+    if check.unit == "bytes":
+        return f"{value / units.GiB:,.2f} GiB"
+    if check.unit == "s":
+        return f"{value / units.MS:,.0f} ms"
+    if check.unit == "tokens/s":
+        return f"{value:,.0f} tok/s"
+    return f"{value:,.0f} tokens"
+
+
+def check_to_dict(check: Check) -> dict[str, Any]:
+    return {
+        "name": check.name,
+        "need": check.need,
+        "limit": check.limit,
+        "unit": check.unit,
+        "headroom_ratio": round(check.ratio, 4) if check.ratio != float("inf") else None,
+        "status": check.status,
+    }
+
+
+def _plan_numbers(plan: Plan) -> dict[str, Any]:
+    state = plan.state
+    return {
+        "verdict": plan.verdict,
+        "binding": plan.binding.name,
+        "num_gpus": plan.num_gpus,
+        "in_flight_requests": round(plan.in_flight, 2),
+        "ttft_ms": round(state.ttft_s / units.MS, 1),
+        "tpot_ms": round(state.tpot_s / units.MS, 2) if state.stable else None,
+        "e2e_ms": round(state.e2e_s / units.MS, 1),
+        "output_tokens_per_s": round(plan.output_tokens_per_s, 1),
+    }
+
+
+def plan_to_dict(
+    plan: Plan, fixes: list[Fix], command: ServeCommand, cost: Cost | None, lang: str = "en"
+) -> dict[str, Any]:
+    """The public JSON shape of ``python -m core check --json`` (see README)."""
+    dep, req = plan.deployment, plan.requirement
+    return {
+        **_plan_numbers(plan),
+        "summary": verdict_sentence(plan, lang),
+        "worst_case_in_flight": plan.worst_case_in_flight,
+        "requirement": {
+            "load": req.load,
+            "users": req.users,
+            "think_time_s": req.think_time_s,
+            "in_flight": req.in_flight,
+            "rate_per_s": req.rate_per_s,
+            "prompt_len": req.prompt_len,
+            "answer_len": req.answer_len,
+            "prompt_len_p95": req.p95_prompt,
+            "answer_len_p95": req.p95_answer,
+            "ttft_slo_ms": req.ttft_slo_s and req.ttft_slo_s / units.MS,
+            "tpot_slo_ms": req.tpot_slo_s and req.tpot_slo_s / units.MS,
+            "replicas": req.replicas,
+            "shared_prefix_len": req.shared_prefix_len,
+        },
+        "deployment": {
+            "model": dep.model.id,
+            "gpu": dep.gpu.id,
+            "tp": dep.parallel.tp,
+            "pp": dep.parallel.pp,
+            "weight_dtype": dep.weights.name,
+            "kv_dtype": dep.kv.name,
+            "max_model_len": dep.max_model_len,
+            "gpu_memory_utilization": dep.engine.gpu_memory_utilization,
+            "levers": list(dep.levers.active),
+        },
+        "checks": [check_to_dict(c) for c in plan.checks],
+        "fixes": [
+            {
+                "lever": f.lever.text(lang),
+                "caveat": f.caveat.text(lang) if f.caveat else None,
+                "cost_per_hour": f.cost_per_hour,
+                **_plan_numbers(f.plan),
+            }
+            for f in fixes
+        ],
+        "cost": None
+        if cost is None
+        else {
+            "per_hour_usd": round(cost.per_hour, 2),
+            "per_million_output_tokens_usd": round(cost.per_million_output_tokens, 3)
+            if cost.per_million_output_tokens != float("inf")
+            else None,
+            "per_user_month_usd": None if cost.per_user_month is None else round(cost.per_user_month, 2),
+        },
+        "vllm": {
+            "command": command.command,
+            "expected_log": list(command.expected_log),
+            "needs_quantized_checkpoint": command.needs_quantized_checkpoint,
+        },
+    }
+
+
+def verdict_sentence(plan: Plan, lang: str = "en") -> str:
+    b = plan.binding
+    return message(
+        f"plan.verdict_{plan.verdict}", lang, binding=message(f"check.{b.name}", lang), ratio=_percent(b.ratio)
+    )
+
+
+def _percent(ratio: float) -> str:
+    return "∞" if ratio == float("inf") else f"{ratio:.0%}"
+
+
+def headroom_line(check: Check, lang: str = "en") -> str:
+    """e.g. "KV cache: 132% of budget (6.63 GiB of 5.02 GiB)"."""
+    return message(
+        "plan.headroom",
+        lang,
+        check=message(f"check.{check.name}", lang),
+        ratio=_percent(check.ratio),
+        need=_value(check, check.need),
+        limit=_value(check, check.limit),
+    )
+
+
+def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+    lines = [data["summary"], ""]
+    lines += [message("plan.in_flight_line", lang, in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight)]
+    lines += [""] + [f"  [{c.status:8}] {headroom_line(c, lang)}" for c in plan.checks]
+    if fixes:
+        lines += ["", message("plan.fixes_title", lang)]
+        for fix in fixes:
+            cost = f", ${fix.cost_per_hour:,.2f}/h" if fix.cost_per_hour else ""
+            caveat = f" ({fix.caveat.text(lang)})" if fix.caveat else ""
+            status = message(f"status.{'ok' if fix.plan.verdict == 'feasible' else 'marginal'}", lang)
+            lines.append(
+                f"  - [{status}] {fix.lever.text(lang)}{caveat}: {fix.num_gpus} GPU{cost}, "
+                f"{headroom_line(fix.plan.binding, lang)}"
+            )
+    if data["cost"]:
+        c = data["cost"]
+        lines += [
+            "",
+            message(
+                "plan.cost_line",
+                lang,
+                per_hour=c["per_hour_usd"],
+                per_million=c["per_million_output_tokens_usd"] or "∞",
+                per_user=c["per_user_month_usd"] if c["per_user_month_usd"] is not None else "-",
+            ),
+        ]
+    if solvers := data.get("solvers"):
+        sizing = solvers["min_gpus"]
+        lines += [
+            "",
+            message(
+                "plan.solvers_line",
+                lang,
+                max_load=solvers["max_load"],
+                max_prompt=solvers["max_prompt_len"],
+                min_gpus=message(
+                    "plan.min_gpus_value", lang, gpus=sizing["num_gpus"], replicas=sizing["replicas"], tp=sizing["tp"]
+                )
+                if sizing
+                else message("plan.none", lang),
+            ),
+        ]
+    lines += ["", data["vllm"]["command"]] + [f"  {line}" for line in data["vllm"]["expected_log"]]
+    return "\n".join(lines)
+
+
+def _bar(ratio: float) -> str:
+    filled = BAR_WIDTH if ratio == float("inf") else min(round(ratio * BAR_WIDTH / 1.5), BAR_WIDTH)
+    return "█" * filled + "░" * (BAR_WIDTH - filled)
+
+
+def markdown_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+    """One page for an email or a ticket: verdict, inputs, checks, fixes, cost, vLLM command."""
+    t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
+    req, dep = data["requirement"], data["deployment"]
+    out = [f"# {t('plan.report_title')}", "", f"**{data['summary']}**", "", f"## {t('plan.inputs')}", ""]
+    out += [f"- {key}: {value}" for key, value in {**dep, **req}.items() if value is not None]
+    out += [
+        "",
+        t("plan.in_flight_line", in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight),
+        "",
+        f"## {t('plan.checks')}",
+        "",
+        f"| {t('plan.check')} | {t('plan.status')} | | |",
+        "|---|---|---|---|",
+    ]
+    for c in plan.checks:
+        out.append(
+            f"| {t(f'check.{c.name}')} | {t(f'status.{c.status}')} | `{_bar(c.ratio)}` | {headroom_line(c, lang)} |"
+        )
+    out += ["", f"## {t('plan.fixes_title')}", ""]
+    if not fixes:
+        out.append(t("plan.no_fixes") if plan.verdict != "feasible" else t("plan.no_fix_needed"))
+    for fix in fixes:
+        cost = f" · ${fix.cost_per_hour:,.2f}/h" if fix.cost_per_hour else ""
+        caveat = f" — {fix.caveat.text(lang)}" if fix.caveat else ""
+        out.append(
+            f"- **{fix.lever.text(lang)}**: {fix.num_gpus} GPU{cost} · {headroom_line(fix.plan.binding, lang)}{caveat}"
+        )
+    if data["cost"]:
+        c = data["cost"]
+        out += [
+            "",
+            f"## {t('plan.cost')}",
+            "",
+            t(
+                "plan.cost_line",
+                per_hour=c["per_hour_usd"],
+                per_million=c["per_million_output_tokens_usd"] or "∞",
+                per_user=c["per_user_month_usd"] or "-",
+            ),
+        ]
+    out += [
+        "",
+        f"## {t('plan.command')}",
+        "",
+        "```bash",
+        data["vllm"]["command"],
+        "```",
+        "",
+        t("plan.expected_log"),
+        "",
+        "```",
+        *data["vllm"]["expected_log"],
+        "```",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def html_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+    """The Markdown report's content as a self-contained HTML page with headroom bars."""
+    t = lambda key, **kw: html.escape(message(key, lang, **kw))  # noqa: E731
+    colors = {"ok": "#16a34a", "marginal": "#d97706", "failed": "#dc2626"}
+    rows = []
+    for c in plan.checks:
+        width = 100 if c.ratio == float("inf") else min(c.ratio / 1.5 * 100, 100)
+        rows.append(
+            f"<tr><td>{t(f'check.{c.name}')}</td><td>{t(f'status.{c.status}')}</td>"
+            f"<td><div style='background:#e5e7eb;width:240px;height:14px;position:relative'>"
+            f"<div style='background:{colors[c.status]};width:{width:.0f}%;height:14px'></div>"
+            f"<div style='position:absolute;left:66.7%;top:-2px;height:18px;border-left:2px solid #111'></div>"
+            f"</div></td><td>{html.escape(headroom_line(c, lang))}</td></tr>"
+        )
+    fix_items = "".join(
+        f"<li><b>{html.escape(f.lever.text(lang))}</b>: {f.num_gpus} GPU"
+        f"{f' · ${f.cost_per_hour:,.2f}/h' if f.cost_per_hour else ''} · "
+        f"{html.escape(headroom_line(f.plan.binding, lang))}"
+        f"{' — ' + html.escape(f.caveat.text(lang)) if f.caveat else ''}</li>"
+        for f in fixes
+    )
+    inputs = "".join(
+        f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>"
+        for k, v in {**data["deployment"], **data["requirement"]}.items()
+        if v is not None
+    )
+    expected = html.escape("\n".join(data["vllm"]["expected_log"]))
+    return (
+        f"<!doctype html><html lang='{lang}'><meta charset='utf-8'><title>{t('plan.report_title')}</title>"
+        "<body style='font-family:system-ui,sans-serif;max-width:900px;margin:2em auto'>"
+        f"<h1>{t('plan.report_title')}</h1><p><b>{html.escape(data['summary'])}</b></p>"
+        f"<h2>{t('plan.inputs')}</h2><ul>{inputs}</ul>"
+        f"<p>{t('plan.in_flight_line', in_flight=f'{plan.in_flight:,.1f}', worst=plan.worst_case_in_flight)}</p>"
+        f"<h2>{t('plan.checks')}</h2><table>{''.join(rows)}</table><p><small>{t('plan.bar_legend')}</small></p>"
+        f"<h2>{t('plan.fixes_title')}</h2><ul>{fix_items}</ul>"
+        f"<h2>{t('plan.command')}</h2><pre>{html.escape(data['vllm']['command'])}</pre>"
+        f"<p>{t('plan.expected_log')}</p><pre>{expected}</pre></body></html>"
+    )
+
+
+def csv_report(data: dict[str, Any]) -> str:
+    """The checks and fixes as CSV rows (kind, name, status or verdict, ratio, need, limit, unit, GPUs, cost)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["kind", "name", "status", "ratio", "need", "limit", "unit", "num_gpus", "cost_per_hour"])
+    for c in data["checks"]:
+        writer.writerow(
+            [
+                "check",
+                c["name"],
+                c["status"],
+                c["headroom_ratio"],
+                c["need"],
+                c["limit"],
+                c["unit"],
+                data["num_gpus"],
+                "",
+            ]
+        )
+    for f in data["fixes"]:
+        writer.writerow(["fix", f["lever"], f["verdict"], "", "", "", "", f["num_gpus"], f["cost_per_hour"] or ""])
+    return buffer.getvalue()

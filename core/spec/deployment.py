@@ -1,0 +1,129 @@
+"""A deployment (model on GPUs with formats and engine settings) and a workload to estimate.
+
+Both are frozen, keyword-only and validated at creation, so every formula downstream can trust
+its inputs; messages name the field and the allowed range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.levers.lora import lora_module_shapes
+from core.levers.settings import Levers
+from core.levers.speculative import check_draft
+from core.memory.weights import weight_bytes_per_gpu
+from core.spec import units
+from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
+from core.spec.gpu import GpuSpec
+from core.spec.model import ModelSpec
+from core.spec.precision import Precision
+
+MAX_TOKENS = 100_000_000
+MAX_BATCH = 10_000_000
+DECODE_CONTEXT_MIDPOINT = 2  # decode runs from context I to I + O; its mean is I + O / 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deployment:
+    """One replica: a model on tp x pp GPUs of one type, with weight and KV formats."""
+
+    model: ModelSpec
+    gpu: GpuSpec
+    weights: Precision
+    kv: Precision
+    parallel: Parallelism = field(default_factory=Parallelism)
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    levers: Levers = field(default_factory=Levers)
+    """What-if levers (speculative decoding, prefix caching, offloading, LoRA, attention kernel)."""
+
+    def __post_init__(self) -> None:
+        tp, pp = self.parallel.tp, self.parallel.pp
+        if self.model.num_heads % tp:
+            raise ValueError(
+                f"tp ({tp}) must divide the number of attention heads ({self.model.num_heads}) of {self.model.name}"
+            )
+        kv_heads = self.model.num_kv_heads
+        if self.model.mla is None and kv_heads % tp and tp % kv_heads:
+            raise ValueError(
+                f"tp ({tp}) and the {kv_heads} KV heads of {self.model.name} must divide one another "
+                "(KV heads are split over GPUs or replicated whole)"
+            )
+        if pp > self.model.num_layers:
+            raise ValueError(f"pp ({pp}) must not exceed the number of layers ({self.model.num_layers})")
+        if self.parallel.num_gpus > 1 and self.gpu.link_bandwidth_bidirectional <= 0:
+            raise ValueError(f"{self.gpu.name} has no GPU-to-GPU link in the catalog; use one GPU")
+        if self.engine.max_model_len is not None and self.engine.max_model_len > self.model.max_context:
+            raise ValueError(
+                f"max_model_len ({self.engine.max_model_len}) exceeds the model's maximum context "
+                f"({self.model.max_context})"
+            )
+
+        self._check_levers()
+
+    def _check_levers(self) -> None:
+        levers, tp = self.levers, self.parallel.tp
+        if (spec := levers.speculative) is not None and spec.draft is not None:
+            check_draft(self.model, spec)
+            draft = spec.draft
+            if draft.num_heads % tp or (draft.mla is None and draft.num_kv_heads % tp and tp % draft.num_kv_heads):
+                raise ValueError(f"tp ({tp}) must divide the attention heads of the draft {draft.name}")
+        if levers.lora is not None:
+            lora_module_shapes(self.model, levers.lora.targets)  # raises for what is not modelled
+        offload = levers.offload
+        if offload.weights_bytes or offload.kv_bytes:
+            if self.gpu.host_link_bandwidth <= 0:
+                raise ValueError(f"{self.gpu.name} has no host link bandwidth; offloading cannot be estimated")
+            held = weight_bytes_per_gpu(self.model, self.weights, self.parallel)
+            if offload.weights_bytes >= held:
+                raise ValueError(
+                    f"offloaded weights ({offload.weights_bytes / units.GiB:.1f} GiB) must be less than the "
+                    f"{held / units.GiB:.1f} GiB of weights each GPU holds"
+                )
+
+    @property
+    def efficiency(self) -> Efficiency:
+        """The engine's efficiency factors, or the default for this GPU's memory class."""
+        return self.engine.efficiency or default_efficiency(self.gpu.memory_type)
+
+    @property
+    def max_model_len(self) -> int:
+        return self.engine.max_model_len or self.model.max_context
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload:
+    """A batch of identical requests: prompt and answer lengths [tokens] and how many run at once."""
+
+    input_len: int = 1024
+    output_len: int = 256
+    batch: int = 1
+
+    def __post_init__(self) -> None:
+        for name, high in (("input_len", MAX_TOKENS), ("output_len", MAX_TOKENS), ("batch", MAX_BATCH)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+                raise ValueError(f"{name} must be an integer from 1 to {high}, got {value!r}")
+
+    @property
+    def request_len(self) -> int:
+        return self.input_len + self.output_len
+
+    @property
+    def decode_context(self) -> float:
+        """Mean context of this workload's decode steps [tokens] (:func:`decode_context`)."""
+        return decode_context(self.input_len, self.output_len)
+
+
+def decode_context(input_len, output_len):
+    """Mean context a decode step attends to [tokens] = I + O / 2 (array-friendly): decode runs
+    from I cached tokens to I + O, and step cost is linear in the context."""
+    return input_len + output_len / DECODE_CONTEXT_MIDPOINT
+
+
+def check_fits_context(deployment: Deployment, workload: Workload) -> None:
+    """Raise when one request is longer than the engine would accept."""
+    if workload.request_len > deployment.max_model_len:
+        raise ValueError(
+            f"input_len + output_len ({workload.request_len}) exceeds max_model_len "
+            f"({deployment.max_model_len}); raise max_model_len or shorten the request"
+        )

@@ -1,0 +1,254 @@
+"""Import a Hugging Face ``config.json`` into a :class:`~core.model.ModelSpec`.
+
+Reads the fields of the common decoder-only architectures (llama, mistral, mixtral, qwen2,
+qwen2_moe, qwen3, qwen3_moe, deepseek_v2/v3, gemma2/gemma3, phi3, glm/glm4, gpt_oss). Anything it
+cannot read raises :class:`ConfigError` (a ``ValueError``) naming the missing or invalid field.
+Sliding-window layers follow the Hugging Face modelling code of each architecture.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from core.spec.model import MlaSpec, ModelSpec, MoeSpec
+
+MAX_CONFIG_BYTES = 2_000_000  # a real config.json is a few KB; refuse megabytes of junk
+
+SUPPORTED_MODEL_TYPES = (
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "deepseek_v2",
+    "deepseek_v3",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "phi3",
+    "glm",
+    "glm4",
+    "gpt_oss",
+)
+_TIED_BY_DEFAULT = {"gemma2", "gemma3", "gemma3_text"}  # HF config classes default to tying
+_CLASS_DEFAULTS = {
+    # transformers' Gemma3TextConfig defaults, which Gemma-3's sparse text_config relies on
+    "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
+}
+# vLLM serves float32 checkpoints (e.g. Gemma-2 base) in 16 bits by default
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "bf16"}
+_QUANT_METHODS = {"fp8": "fp8", "mxfp4": "mxfp4", "awq": "int4", "gptq": "int4", "nvfp4": "nvfp4"}
+
+
+class ConfigError(ValueError):
+    """A config.json that cannot be turned into a model spec."""
+
+
+def read_config(source: str | bytes | Path) -> dict[str, Any]:
+    """Parse a config.json given as a file path, as JSON text or as the bytes of an upload."""
+    text: str | bytes
+    if isinstance(source, bytes):
+        text = source
+    elif isinstance(source, Path) or not source.lstrip().startswith("{"):
+        path = Path(source)
+        if not path.is_file():
+            raise ConfigError(f"config.json: no such file: {path}")
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"config.json: file is larger than {MAX_CONFIG_BYTES} bytes")
+        text = path.read_bytes()
+    else:
+        text = source
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config.json: text is larger than {MAX_CONFIG_BYTES} bytes")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"config.json: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"config.json: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config.json: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
+    """Build a ModelSpec from config.json fields; ``meta`` fills id, name, sources, published counts.
+
+    ``id`` defaults to the lowercased last part of ``_name_or_path`` or to the model_type.
+    """
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"config.json: expected a JSON object, got {type(config).__name__}")
+    model_type = config.get("model_type")
+    cfg: Mapping[str, Any] = config
+    if isinstance(config.get("text_config"), Mapping):  # multimodal wrappers (Gemma-3)
+        cfg = {**config["text_config"]}
+        model_type = cfg.get("model_type", model_type)
+    cfg = {**_CLASS_DEFAULTS.get(model_type, {}), **cfg}
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        raise ConfigError(
+            f"config.json: unsupported model_type {model_type!r}; supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
+        )
+    layers = _int(cfg, "num_hidden_layers")
+    hidden = _int(cfg, "hidden_size")
+    heads = _int(cfg, "num_attention_heads")
+    kv_heads = _int(cfg, "num_key_value_heads", default=heads)
+    if cfg.get("head_dim") is not None:
+        head_dim = _int(cfg, "head_dim")
+    elif hidden % heads:
+        raise ConfigError(
+            f"config.json: field 'head_dim' is missing and hidden_size ({hidden}) is not a multiple "
+            f"of num_attention_heads ({heads})"
+        )
+    else:
+        head_dim = hidden // heads
+    if heads % kv_heads:
+        raise ConfigError(
+            f"config.json: invalid field 'num_key_value_heads': {heads} attention heads are not a "
+            f"multiple of {kv_heads}"
+        )
+    sliding_window, sliding_layers = _sliding(cfg, model_type, layers)
+    default_id = str(config.get("_name_or_path") or model_type).rstrip("/").split("/")[-1].lower()
+    fields: dict[str, Any] = {
+        "id": default_id,
+        "name": default_id,
+        "model_type": model_type,
+        "num_layers": layers,
+        "hidden_size": hidden,
+        "ffn_size": _int(cfg, "intermediate_size"),
+        "num_heads": heads,
+        "num_kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "vocab_size": _int(cfg, "vocab_size"),
+        "max_context": _int(cfg, "max_position_embeddings"),
+        "tie_embeddings": _bool(cfg, "tie_word_embeddings", default=model_type in _TIED_BY_DEFAULT),
+        "moe": _moe(cfg, model_type, layers),
+        "mla": _mla(cfg) if model_type in ("deepseek_v2", "deepseek_v3") else None,
+        "sliding_window": sliding_window,
+        "sliding_layers": sliding_layers,
+        "native_dtype": _native_dtype(config, cfg),
+    }
+    fields.update(meta)
+    try:
+        return ModelSpec(**fields)
+    except ValueError as err:
+        raise ConfigError(f"config.json: {err}") from None
+
+
+def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    value = cfg.get(key)
+    if value is None:
+        if default is None:
+            raise ConfigError(f"config.json: missing field {key!r}")
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"config.json: invalid field {key!r}: expected a positive integer, got {value!r}")
+    if value > 10**9:
+        raise ConfigError(f"config.json: invalid field {key!r}: {value} is implausibly large (max 1e9)")
+    return value
+
+
+def _bool(cfg: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = cfg.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ConfigError(f"config.json: invalid field {key!r}: expected true or false, got {value!r}")
+    return value
+
+
+def _moe(cfg: Mapping[str, Any], model_type: str, layers: int) -> MoeSpec | None:
+    if model_type in ("mixtral", "gpt_oss"):
+        experts = _int(cfg, "num_local_experts")
+        per_token_key = "num_experts_per_tok" if "num_experts_per_tok" in cfg else "experts_per_token"
+        return MoeSpec(
+            num_experts=experts,
+            experts_per_token=_int(cfg, per_token_key),
+            expert_ffn_size=_int(cfg, "intermediate_size"),
+        )
+    if model_type in ("qwen2_moe", "qwen3_moe"):
+        if _int(cfg, "decoder_sparse_step", default=1) != 1:
+            raise ConfigError("config.json: invalid field 'decoder_sparse_step': only 1 is supported")
+        dense = cfg.get("mlp_only_layers") or []
+        if not isinstance(dense, list):
+            raise ConfigError("config.json: invalid field 'mlp_only_layers': expected a list")
+        shared_size = cfg.get("shared_expert_intermediate_size") or 0
+        return MoeSpec(
+            num_experts=_int(cfg, "num_experts"),
+            experts_per_token=_int(cfg, "num_experts_per_tok"),
+            expert_ffn_size=_int(cfg, "moe_intermediate_size"),
+            num_shared_experts=1 if shared_size else 0,
+            shared_ffn_size=_int(cfg, "shared_expert_intermediate_size") if shared_size else 0,
+            num_dense_layers=len(dense),
+        )
+    if model_type in ("deepseek_v2", "deepseek_v3"):
+        if _int(cfg, "moe_layer_freq", default=1) != 1:
+            raise ConfigError("config.json: invalid field 'moe_layer_freq': only 1 is supported")
+        first_dense = cfg.get("first_k_dense_replace", 0)
+        if not isinstance(first_dense, int) or isinstance(first_dense, bool) or not 0 <= first_dense <= layers:
+            raise ConfigError(f"config.json: invalid field 'first_k_dense_replace': {first_dense!r}")
+        shared = cfg.get("n_shared_experts") or 0
+        expert_size = _int(cfg, "moe_intermediate_size")
+        return MoeSpec(
+            num_experts=_int(cfg, "n_routed_experts"),
+            experts_per_token=_int(cfg, "num_experts_per_tok"),
+            expert_ffn_size=expert_size,
+            num_shared_experts=_int(cfg, "n_shared_experts") if shared else 0,
+            shared_ffn_size=expert_size if shared else 0,
+            num_dense_layers=first_dense,
+        )
+    return None
+
+
+def _mla(cfg: Mapping[str, Any]) -> MlaSpec:
+    q_lora = cfg.get("q_lora_rank")
+    return MlaSpec(
+        kv_lora_rank=_int(cfg, "kv_lora_rank"),
+        q_lora_rank=_int(cfg, "q_lora_rank") if q_lora is not None else 0,
+        qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
+        qk_nope_head_dim=_int(cfg, "qk_nope_head_dim"),
+        v_head_dim=_int(cfg, "v_head_dim"),
+    )
+
+
+def _sliding(cfg: Mapping[str, Any], model_type: str, layers: int) -> tuple[int | None, tuple[bool, ...]]:
+    """Window size and, per layer, whether it slides (per each architecture's HF modelling code)."""
+    window = cfg.get("sliding_window")
+    layer_types = cfg.get("layer_types")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or len(layer_types) != layers:
+            raise ConfigError(f"config.json: invalid field 'layer_types': expected a list of {layers} entries")
+        mask = tuple(kind == "sliding_attention" for kind in layer_types)
+    elif model_type == "gemma2":
+        mask = tuple(i % 2 == 0 for i in range(layers))  # even layers slide
+    elif model_type in ("gemma3", "gemma3_text"):
+        pattern = _int(cfg, "sliding_window_pattern", default=6)
+        mask = tuple((i + 1) % pattern != 0 for i in range(layers))  # every pattern-th layer is global
+    elif model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+        first = cfg.get("max_window_layers", layers)
+        use = bool(cfg.get("use_sliding_window", False))
+        mask = tuple(use and i >= first for i in range(layers))
+    elif model_type in ("mistral", "mixtral", "phi3"):
+        mask = (window is not None,) * layers
+    else:
+        mask = (False,) * layers
+    if not any(mask):
+        return None, ()
+    if window is None:
+        raise ConfigError("config.json: missing field 'sliding_window' for a model with sliding-window layers")
+    return _int(cfg, "sliding_window"), mask
+
+
+def _native_dtype(config: Mapping[str, Any], cfg: Mapping[str, Any]) -> str:
+    quant = config.get("quantization_config") or cfg.get("quantization_config")
+    if isinstance(quant, Mapping) and quant.get("quant_method") in _QUANT_METHODS:
+        return _QUANT_METHODS[quant["quant_method"]]
+    dtype = cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or config.get("dtype")
+    return _DTYPES.get(dtype, "bf16")

@@ -1,0 +1,117 @@
+"""Parameter counts from the architecture, by group.
+
+Counted from the shapes, not taken from the model card, so that weights can be split into the
+parts a quantized format keeps in 16 bits (embeddings, LM head, norms, router) and the parts it
+compresses (linear layers). Tests check the totals against published counts within 2 %.
+All FFNs here are gated (SwiGLU/GeGLU): gate, up and down projections, 3 matrices.
+Biases are left out (under 0.1 % of any catalog model).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from core.spec.model import ModelSpec
+
+GATED_FFN_MATRICES = 3  # gate, up and down projections
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParamCounts:
+    """Parameters of a model by group [count]."""
+
+    embedding: float
+    lm_head: float
+    attention: float
+    dense_ffn: float
+    routed_experts: float
+    shared_experts: float
+    router: float
+    norms: float
+    experts_active_fraction: float
+    """experts_per_token / num_experts (1 for dense models)."""
+
+    @property
+    def linear(self) -> float:
+        """Weights of the linear layers that quantized formats compress."""
+        return self.attention + self.dense_ffn + self.routed_experts + self.shared_experts
+
+    @property
+    def total(self) -> float:
+        return self.linear + self.embedding + self.lm_head + self.router + self.norms
+
+    @property
+    def active(self) -> float:
+        """Parameters touched per token: routed experts count only experts_per_token of them."""
+        return self.total - self.routed_experts * (1 - self.experts_active_fraction)
+
+    @property
+    def active_matmul(self) -> float:
+        """Parameters in matmuls per token, excluding the embedding lookup (which costs no FLOPs)."""
+        return self.active - self.embedding - self.norms
+
+
+def attention_params_per_layer(model: ModelSpec) -> float:
+    """Q, K, V and output projections of one layer [count].
+
+    Standard: hidden*(heads*hd) + 2*hidden*(kv_heads*hd) + (heads*hd)*hidden.
+    MLA (DeepSeek-V2 eq. 9-14): optional low-rank query path, the KV down-projection to
+    kv_lora_rank + rope dim, the up-projection to per-head keys (nope) and values, and the output.
+    """
+    h = model.hidden_size
+    if model.mla is None:
+        q_width = model.num_heads * model.head_dim
+        kv_width = model.num_kv_heads * model.head_dim
+        return h * q_width + 2 * h * kv_width + q_width * h  # q, k and v, o
+    m = model.mla
+    q_width = model.num_heads * model.q_head_dim
+    if m.q_lora_rank:
+        q = h * m.q_lora_rank + m.q_lora_rank * q_width + m.q_lora_rank  # down, up, norm
+    else:
+        q = h * q_width
+    kv_down = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank  # projection and norm
+    kv_up = m.kv_lora_rank * model.num_heads * (m.qk_nope_head_dim + m.v_head_dim)
+    out = model.num_heads * m.v_head_dim * h
+    return q + kv_down + kv_up + out
+
+
+def ffn_params(hidden_size: int, intermediate_size: int) -> float:
+    """One gated FFN: 3 x hidden x intermediate [count]."""
+    return GATED_FFN_MATRICES * hidden_size * intermediate_size
+
+
+@functools.cache
+def parameter_counts(model: ModelSpec) -> ParamCounts:
+    """All parameters of ``model`` by group (see module docstring); cached, specs are frozen."""
+    h = model.hidden_size
+    layers = model.num_layers
+    embedding = model.vocab_size * h
+    lm_head = 0.0 if model.tie_embeddings else model.vocab_size * h
+    attention = layers * attention_params_per_layer(model)
+    norms = (2 * layers + 1) * h  # two per layer (pre-attention, pre-FFN) and the final norm
+    moe = model.moe
+    if moe is None:
+        return ParamCounts(
+            embedding=embedding,
+            lm_head=lm_head,
+            attention=attention,
+            dense_ffn=layers * ffn_params(h, model.ffn_size),
+            routed_experts=0.0,
+            shared_experts=0.0,
+            router=0.0,
+            norms=norms,
+            experts_active_fraction=1.0,
+        )
+    moe_layers = model.num_moe_layers
+    return ParamCounts(
+        embedding=embedding,
+        lm_head=lm_head,
+        attention=attention,
+        dense_ffn=moe.num_dense_layers * ffn_params(h, model.ffn_size),
+        routed_experts=moe_layers * moe.num_experts * ffn_params(h, moe.expert_ffn_size),
+        shared_experts=moe_layers * moe.num_shared_experts * ffn_params(h, moe.shared_ffn_size),
+        router=moe_layers * h * moe.num_experts,
+        norms=norms,
+        experts_active_fraction=moe.experts_per_token / moe.num_experts,
+    )

@@ -1,0 +1,72 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.memory.weights import weight_bytes
+from core.spec.deployment import Deployment
+from core.spec.model import ModelSpec
+from core.spec.params import parameter_counts
+
+FLOPS_PER_MAC = 2  # a multiply-add is 2 FLOPs
+
+
+def attended_pairs(new_tokens, context, window=None):
+    """Query-key pairs one sequence's new tokens score in one layer [count].
+
+    Token i (1..n) attends to context + i keys, or at most ``window`` in a sliding layer:
+    full = n c + n (n + 1) / 2; windowed = m c + m (m + 1) / 2 + (n - m) W, m = clip(W - c, 0, n).
+    """
+    n = np.asarray(new_tokens, dtype=float)
+    c = np.asarray(context, dtype=float)
+    if window is None:
+        return n * c + n * (n + 1) / 2
+    m = np.clip(window - c, 0, n)
+    return m * c + m * (m + 1) / 2 + (n - m) * window
+
+
+def attention_flops(model: ModelSpec, sequences, new_tokens, context):
+    """Score and value FLOPs of all layers [FLOP] = 2 x heads x (qk dim + v dim) x pairs x layers."""
+    per_pair = FLOPS_PER_MAC * model.num_heads * (model.q_head_dim + model.v_head_dim)
+    sliding = model.num_sliding_layers
+    pairs = (model.num_layers - sliding) * attended_pairs(new_tokens, context)
+    if sliding:
+        pairs = pairs + sliding * attended_pairs(new_tokens, context, model.sliding_window)
+    return np.asarray(sequences, dtype=float) * pairs * per_pair
+
+
+def linear_flops(model: ModelSpec, sequences, new_tokens):
+    """Matmul FLOPs [FLOP] = 2 x active body params x tokens + 2 x vocab x hidden x sequences.
+
+    Only each sequence's last token goes through the LM head (the engine samples from it).
+    """
+    p = parameter_counts(model)
+    body = p.active_matmul - p.lm_head
+    tokens = np.asarray(sequences, dtype=float) * np.asarray(new_tokens, dtype=float)
+    logits = model.vocab_size * model.hidden_size * np.asarray(sequences, dtype=float)
+    return FLOPS_PER_MAC * (body * tokens + logits)
+
+
+def experts_touched_fraction(model: ModelSpec, tokens_per_step):
+    """Expected fraction of a layer's routed experts that receive at least one of the step's tokens.
+
+    1 - (1 - k / E) ^ tokens, assuming each token picks its k experts uniformly and independently:
+    k / E at one token, approaching 1 as the batch grows (dense models: 1).
+    """
+    if model.moe is None:
+        return np.ones_like(np.asarray(tokens_per_step, dtype=float))
+    miss = 1 - model.moe.experts_per_token / model.moe.num_experts
+    return 1 - miss ** np.asarray(tokens_per_step, dtype=float)
+
+
+def weight_bytes_read(dep: Deployment, tokens_per_step):
+    """Weight bytes one step reads on the whole replica [bytes].
+
+    Everything except the embedding table (only looked up row by row), with routed experts scaled
+    by the fraction touched; a tied LM head reads the embedding matrix.
+    """
+    w = weight_bytes(dep.model, dep.weights)
+    head = w.lm_head or w.embedding
+    dense_part = w.layers - w.routed_experts + head
+    return dense_part + w.routed_experts * experts_touched_fraction(dep.model, tokens_per_step)

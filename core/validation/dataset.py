@@ -1,0 +1,224 @@
+"""Predicted against measured: the public validation set in ``data/validation/*.csv``.
+
+Each row is a published measurement with its source (schema in data/validation/README.md).
+Start-up logs are predicted with :func:`core.estimate.estimate` under the row's engine settings;
+serving benchmarks with the simulator under the row's traffic shape (closed-loop concurrency,
+all requests at once, or a request rate); single-stream rows with the static batch-1 estimate.
+Errors are predicted / measured - 1.
+
+Rows split deterministically into a fit half and a check half (CRC32 of the row id, even = fit):
+default efficiencies are chosen on the fit half (:func:`fit_efficiency`) and reported on both.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.estimate.result import estimate
+from core.serving.simulate import simulate
+from core.serving.traffic import Lengths, Traffic
+from core.spec import units
+from core.spec.catalog import DATA_DIR, Catalog, load_catalog
+from core.spec.deployment import Deployment, Workload
+from core.spec.engine import EngineConfig, Parallelism
+from core.spec.precision import kv_precision, weight_precision
+
+VALIDATION_DIR = DATA_DIR / "validation"
+CUDA_GRAPHS_CHARGED_FROM = (0, 21)
+"""vLLM charges its CUDA-graph estimate to the KV budget from 0.21 on (docs/model.md)."""
+MAX_SIMULATED = 2000
+
+
+@dataclass(frozen=True)
+class Row:
+    fields: dict[str, str]
+
+    def get(self, key: str) -> str:
+        return (self.fields.get(key) or "").strip()
+
+    def number(self, key: str) -> float | None:
+        value = self.get(key)
+        if not value:
+            return None
+        return float("inf") if value.lower() == "inf" else float(value.replace(",", ""))
+
+    @property
+    def id(self) -> str:
+        return self.get("id")
+
+    @property
+    def fit_half(self) -> bool:
+        return zlib.crc32(self.id.encode()) % 2 == 0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    row: Row
+    predicted: dict[str, float]
+    measured: dict[str, float]
+    error: str = ""
+    """Why the row could not be predicted although it should have been (a bug to fix)."""
+    skipped: str = ""
+    """Why the row is outside what the tool predicts (stated lengths missing, engine out of scope)."""
+
+    @property
+    def errors(self) -> dict[str, float]:
+        return {k: self.predicted[k] / v - 1 for k, v in self.measured.items() if k in self.predicted and v}
+
+
+@functools.cache
+def load_rows(directory: Path = VALIDATION_DIR) -> tuple[Row, ...]:
+    rows = []
+    for path in sorted(directory.glob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows.extend(Row(fields=dict(r)) for r in csv.DictReader(fh))
+    return tuple(rows)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.lstrip("v").split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def deployment_for(row: Row, catalog: Catalog, efficiency=None) -> Deployment:
+    model = catalog.model(row.get("model"))
+    weights = weight_precision(row.get("weight_dtype") or model.native_dtype)
+    version = row.get("engine_version")
+    graphs = EngineConfig().cuda_graph_bytes if version and _version(version) >= CUDA_GRAPHS_CHARGED_FROM else 0.0
+
+    def whole(key: str) -> int | None:
+        value = row.number(key)
+        return int(value) if value else None
+
+    engine = EngineConfig(
+        gpu_memory_utilization=row.number("gpu_memory_utilization") or 0.9,
+        max_model_len=whole("max_model_len"),
+        max_num_seqs=whole("max_num_seqs"),
+        max_num_batched_tokens=whole("max_num_batched_tokens"),
+        cuda_graph_bytes=graphs,
+        **({"efficiency": efficiency} if efficiency is not None else {}),
+    )
+    return Deployment(
+        model=model,
+        gpu=catalog.gpu(row.get("gpu")),
+        weights=weights,
+        kv=kv_precision(row.get("kv_dtype") or "auto", weights),
+        parallel=Parallelism(tp=whole("num_gpus") or 1),
+        engine=engine,
+    )
+
+
+def measured(row: Row) -> dict[str, float]:
+    values = {}
+    for key in ("weights_gib", "kv_cache_gib", "kv_tokens", "max_concurrency", "output_tokens_per_s"):
+        if (v := row.number(key)) is not None:
+            values[key] = v
+    for metric in ("ttft_ms", "tpot_ms"):
+        value = row.number(f"{metric}_median") or row.number(f"{metric}_mean")
+        if metric == "tpot_ms" and value is None:
+            value = row.number("itl_ms_mean")
+        if value is not None:
+            values[metric] = value
+    return values
+
+
+SERVING_ENGINES = ("vllm", "sglang", "tensorrt-llm")
+"""Continuous-batching servers the model describes; other engines' speeds are out of scope."""
+
+
+class NotPredictable(ValueError):
+    """A row the tool cannot fairly predict (lengths not stated, engine out of scope)."""
+
+
+def predict(row: Row, catalog: Catalog, efficiency=None) -> dict[str, float]:
+    dep = deployment_for(row, catalog, efficiency)
+    kind = row.get("kind")
+    if kind != "startup_log":
+        if row.get("engine") not in SERVING_ENGINES:
+            raise NotPredictable(f"engine {row.get('engine') or '?'} is not a continuous-batching server")
+        if not (row.number("input_len") and row.number("output_len")):
+            raise NotPredictable("request lengths are not stated")
+    prompt = int(row.number("input_len") or 1)
+    answer = int(row.number("output_len") or 1)
+    if kind == "startup_log":
+        result = estimate(dep, Workload(input_len=1, output_len=1))
+        return {
+            "weights_gib": result.memory.weights / units.GiB,
+            "kv_cache_gib": result.memory.kv_budget / units.GiB,
+            "kv_tokens": float(result.kv.capacity_tokens),
+            "max_concurrency": result.kv.max_concurrency_at_max_model_len,
+        }
+    if kind == "single_stream" or row.get("traffic") == "single":
+        result = estimate(dep, Workload(input_len=prompt, output_len=answer, batch=1))
+        return {
+            "ttft_ms": result.latency.ttft_s / units.MS,
+            "tpot_ms": result.latency.tpot_s / units.MS,
+            "output_tokens_per_s": result.throughput.decode_tokens_per_s,
+        }
+    count = int(min(row.number("num_prompts") or MAX_SIMULATED, MAX_SIMULATED))
+    rate = row.number("request_rate")
+    concurrency = row.number("concurrency")
+    if row.get("traffic") == "rate" and rate and np.isfinite(rate):
+        traffic = Traffic(mode="rate", rate_per_s=rate)
+    else:  # closed loop, or everything sent at once (= as many clients as requests)
+        traffic = Traffic(mode="concurrency", concurrency=int(concurrency or count))
+    sim = simulate(dep, traffic, count, Lengths(mean=prompt), Lengths(mean=answer))
+    return {
+        "ttft_ms": float(np.median(sim.ttft)) / units.MS,
+        "tpot_ms": float(np.median(sim.tpot)) / units.MS,
+        "output_tokens_per_s": sim.output_tokens_per_s,
+    }
+
+
+def compare_all(rows=None, efficiency_by_class=None) -> list[Comparison]:
+    catalog = load_catalog()
+    out = []
+    for row in rows if rows is not None else load_rows():
+        try:
+            gpu_class = catalog.gpu(row.get("gpu")).memory_type
+            efficiency = (efficiency_by_class or {}).get(gpu_class)
+            out.append(Comparison(row, predict(row, catalog, efficiency), measured(row)))
+        except NotPredictable as reason:
+            out.append(Comparison(row, {}, measured(row), skipped=str(reason)))
+        except (KeyError, ValueError) as err:
+            out.append(Comparison(row, {}, measured(row), error=str(err) or type(err).__name__))
+    return out
+
+
+def summary(comparisons: list[Comparison], by: str = "metric") -> dict[str, dict[str, float]]:
+    """Median and P90 absolute percentage error per metric (and per GPU class with by='class')."""
+    catalog = load_catalog()
+    groups: dict[str, list[float]] = {}
+    for c in comparisons:
+        for metric, error in c.errors.items():
+            key = metric if by == "metric" else f"{metric} / {catalog.gpu(c.row.get('gpu')).memory_type}"
+            groups.setdefault(key, []).append(abs(error))
+    return {
+        k: {"rows": len(v), "median_ape": float(np.median(v)), "p90_ape": float(np.percentile(v, 90))}
+        for k, v in sorted(groups.items())
+    }
+
+
+SPEED_METRICS = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
+
+
+def fit_efficiency(rows, grid) -> tuple[object, float]:
+    """The efficiency from ``grid`` with the lowest median APE over the speed metrics of ``rows``."""
+    best = None
+    for efficiency in grid:
+        comparisons = compare_all(rows, {"hbm": efficiency, "gddr": efficiency})
+        errors = [abs(e) for c in comparisons for k, e in c.errors.items() if k in SPEED_METRICS]
+        if errors:
+            score = float(np.median(errors))
+            if best is None or score < best[1]:
+                best = (efficiency, score)
+    return best
