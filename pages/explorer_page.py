@@ -59,8 +59,8 @@ for item in result.warnings:
     st.warning(notice_text(item))
 
 st.plotly_chart(charts.memory_figure(result), width="stretch", key="memory_chart")
-if mem.offloaded_weights or mem.host_kv:
-    st.caption(t("memory.host", weights=fmt.gib(mem.offloaded_weights), kv=fmt.gib(mem.host_kv)))
+if mem.host_weights or mem.host_kv:
+    st.caption(t("memory.host", weights=fmt.gib(mem.host_weights), kv=fmt.gib(mem.host_kv)))
 if not (result.fits and result.engine_starts):
     suggestions = fit_suggestions(dep, work, result)
     if suggestions:

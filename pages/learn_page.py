@@ -65,7 +65,7 @@ st.caption(
 
 st.subheader(t("learn.concurrency_heading"))
 usable = mem.capacity - mem.driver_reserved
-levers_gib = (mem.proposer + mem.lora + mem.attention_scores) / units.GiB
+levers_gib = mem.lever_gpu / units.GiB
 lever_term = rf" - {levers_gib:.2f}" if levers_gib else ""
 shared = kv.shared_prefix_bytes / units.GiB
 space_extra = rf" + {mem.host_kv / units.GiB:.2f}" if mem.host_kv else ""

@@ -341,7 +341,7 @@ def test_load_test_closed_loop_from_the_url():
 
 
 def test_validation_page_and_calibration_from_a_startup_log(deploy):
-    from core.memory.budget import memory_breakdown
+    from core.memory.budget import gpu_memory
     from core.spec import units
 
     log = (DATA / "vllm_startup_h100.log").read_text()
@@ -355,7 +355,7 @@ def test_validation_page_and_calibration_from_a_startup_log(deploy):
     assert not at.exception
     # the sidebar now carries the overhead correction, and the session's budget is the logged one
     assert at.session_state["overhead_fix"] != 0
-    budget = memory_breakdown(at.session_state["scenario"].deployment).kv_budget
+    budget = gpu_memory(at.session_state["scenario"].deployment).kv_budget
     assert budget / units.GiB == pytest.approx(58.11, abs=0.01)
 
 

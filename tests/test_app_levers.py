@@ -55,7 +55,7 @@ def test_turning_on_speculative_decoding_gives_cores_numbers(app, deploy, catalo
     assert "TPOT with and without speculative decoding" in titles
     memory = next(f for f in figures(app) if f["layout"]["title"]["text"] == "Memory per GPU")
     proposer = next(trace for trace in memory["data"] if trace["name"] == "Speculative proposer")
-    assert proposer["x"][0] == pytest.approx(expected.memory.proposer / units.GiB)
+    assert proposer["x"][0] == pytest.approx(expected.memory.part("proposer") / units.GiB)
 
 
 def test_a_shared_prefix_shortens_ttft_and_raises_concurrency(app, deploy):

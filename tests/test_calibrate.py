@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.memory.budget import memory_breakdown
+from core.memory.budget import gpu_memory
 from core.planning.steady_state import steady_state
 from core.spec import units
 from core.validation.calibrate import Calibration, calibrate_memory, calibrate_speed
@@ -56,7 +56,7 @@ def test_memory_calibration_reproduces_the_logged_budget(deploy):
     log = parse_startup_log((DATA / "vllm_startup_h100.log").read_text())
     fit = calibrate_memory(dep, log)
     assert abs(fit.after["kv_cache"]) < 1e-9
-    assert memory_breakdown(fit.calibration.apply(dep)).kv_budget == pytest.approx(58.11 * units.GiB)
+    assert gpu_memory(fit.calibration.apply(dep)).kv_budget == pytest.approx(58.11 * units.GiB)
 
 
 def test_speed_calibration_recovers_known_efficiencies(deploy):

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from core.estimate.result import estimate
 from core.levers.attention_kernel import eager_oom_prompt_len, eager_profile_bytes, score_matrix_bytes
 from core.levers.lora import active_adapters, lora_bytes_per_adapter, lora_params_per_adapter
-from core.levers.offload import host_read_bandwidth
 from core.levers.settings import Levers, Lora, Offload, PrefixCaching, Speculative
 from core.levers.speculative import expected_tokens_per_step
 from core.memory.kv import kv_bytes_per_sequence
 from core.spec import units
 from core.spec.deployment import Workload
+from core.timing.host_link import host_read_bandwidth
 from core.timing.phases import decode_step_time, plain_decode_step_time, prefill_time
 
 
@@ -75,8 +75,8 @@ def test_draft_adds_its_weights_and_kv(a10, draft):
     work = Workload(input_len=1024, output_len=256)
     base, with_draft = estimate(a10, work), estimate(spec, work)
     # Llama-3.2-1B: 1.24e9 parameters in bf16
-    assert with_draft.memory.proposer / units.GB == pytest.approx(2.47, rel=0.01)
-    assert with_draft.memory.kv_budget == pytest.approx(base.memory.kv_budget - with_draft.memory.proposer)
+    assert with_draft.memory.part("proposer") / units.GB == pytest.approx(2.47, rel=0.01)
+    assert with_draft.memory.kv_budget == pytest.approx(base.memory.kv_budget - with_draft.memory.part("proposer"))
     draft_kv = kv_bytes_per_sequence(draft, a10.kv, a10.parallel, 1280, 16)
     assert with_draft.kv.bytes_per_request == pytest.approx(base.kv.bytes_per_request + draft_kv)
 
@@ -87,7 +87,7 @@ def test_mtp_head_adds_one_layer(deploy):
     mem = estimate(mtp, Workload()).memory
     final_norm = 4096 * 2
     layer = (estimate(dep, Workload()).memory.weights - 2 * 128256 * 4096 * 2 - final_norm) / 32
-    assert mem.proposer == pytest.approx(layer + final_norm)  # one decoder layer and its own final norm
+    assert mem.part("proposer") == pytest.approx(layer + final_norm)  # one decoder layer and its own final norm
 
 
 def test_draft_must_share_the_vocabulary(a10, catalog):

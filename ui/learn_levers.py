@@ -18,13 +18,13 @@ from core.levers.attention_kernel import (
     score_matrix_bytes,
 )
 from core.levers.lora import lora_module_shapes, lora_params_per_adapter
-from core.levers.offload import host_read_bandwidth
 from core.levers.prefix import cached_prompt_tokens, shared_prefix_tokens
 from core.levers.settings import Lora, PrefixCaching, Speculative
-from core.levers.speculative import ACCEPTANCE_RANGES, expected_tokens_per_step
+from core.levers.speculative import ACCEPTANCE_RANGES, expected_tokens_per_step, proposer_deployment
 from core.spec import units
 from core.spec.deployment import Deployment, Workload
-from core.timing.phases import decode_step_time, phase_time, plain_decode_step_time, proposer_deployment
+from core.timing.host_link import host_read_bandwidth
+from core.timing.phases import decode_step_time, phase_time, plain_decode_step_time
 from ui import fmt
 from ui.i18n import t
 from ui.levers import draft_candidates
@@ -180,7 +180,7 @@ def _attention(dep: Deployment, work: Workload, result: Estimate) -> None:
     heads = heads_per_gpu(dep.model, dep.parallel.tp)
     s = work.input_len
     scores = score_matrix_bytes(dep.model, dep.parallel.tp, 1, s)
-    flash_budget = result.memory.kv_budget + result.memory.attention_scores
+    flash_budget = result.memory.kv_budget + result.memory.part("attention_scores")
     st.latex(
         r"S_{eager} = H \cdot s^2 \cdot (2 + 4)\ \text{B}"
         rf" = {heads} \times {s:,}^2 \times {SCORE_BYTES_PER_ELEMENT:g}\ \text{{B}}"

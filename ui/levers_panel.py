@@ -127,7 +127,7 @@ def _details(effects: WhatIf) -> list[str]:
                 rank=lora.rank,
                 targets=t(f"levers.targets_{lora.targets.replace('-', '_')}"),
                 adapters=lora.adapters,
-                total=fmt.gib(effects.result.memory.lora),
+                total=fmt.gib(effects.result.memory.part("lora")),
                 max_adapters=fmt.count(lo.max_adapters),
             )
         )

@@ -1,13 +1,12 @@
-"""Turn results into plain data (for --json and exports) and into readable text.
-
-The only place where SI values become GiB, milliseconds and tokens/s for display.
-"""
+"""An estimate as plain data (``estimate --json``, exports) and as the CLI's text report; the
+catalog's models and GPUs as plain data (``list --json``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from core.estimate.result import Estimate
+from core.levers.registry import memory_part_labels
 from core.spec import units
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
@@ -58,11 +57,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "activations_gib": _gib(m.activations),
             "overhead_gib": _gib(m.overhead),
             "free_gib": _gib(m.kv_free),
-            "proposer_gib": _gib(m.proposer),
-            "lora_gib": _gib(m.lora),
-            "attention_scores_gib": _gib(m.attention_scores),
-            "host_weights_gib": _gib(m.offloaded_weights),
-            "host_kv_gib": _gib(m.host_kv),
+            **{f"{p.name}_gib": _gib(m.part(p.name)) for p in memory_part_labels()},
         },
         "kv": {
             "bytes_per_token": round(kv.bytes_per_token),
@@ -88,15 +83,6 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
     }
 
 
-LEVER_MEMORY_ROWS = {
-    "proposer_gib": "speculative proposer",
-    "lora_gib": "LoRA adapters",
-    "attention_scores_gib": "eager attention scores",
-    "host_weights_gib": "weights in host memory",
-    "host_kv_gib": "KV space in host memory",
-}
-
-
 def format_estimate(e: Estimate) -> str:
     """A compact human-readable report."""
     data = estimate_to_dict(e)
@@ -116,7 +102,7 @@ def format_estimate(e: Estimate) -> str:
         f"  weights                {mem['weights_gib']:10.2f}",
         f"  activation peak        {mem['activations_gib']:10.2f}",
         f"  engine overhead        {mem['overhead_gib']:10.2f}",
-        *[f"  {label:22} {mem[key]:10.2f}" for key, label in LEVER_MEMORY_ROWS.items() if mem[key]],
+        *[f"  {p.label:22} {mem[f'{p.name}_gib']:10.2f}" for p in memory_part_labels() if mem[f"{p.name}_gib"]],
         f"  KV budget              {kv['budget_gib_per_gpu']:10.2f}",
         f"  KV in use (this batch) {mem['kv_cache_gib']:10.2f}",
         "",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.estimate.warnings import estimate_warnings
-from core.memory.budget import MemoryBreakdown, memory_breakdown
+from core.memory.budget import GpuMemory, gpu_memory
 from core.memory.capacity import KvCapacity, kv_capacity
 from core.memory.request_kv import batch_kv_bytes
 from core.messages import Notice
@@ -46,7 +46,7 @@ class Estimate:
     workload: Workload
     max_num_batched_tokens: int
     max_num_seqs: int
-    memory: MemoryBreakdown
+    memory: GpuMemory
     kv: KvCapacity
     latency: Latency
     throughput: Throughput
@@ -90,9 +90,9 @@ def estimate(dep: Deployment, workload: Workload, *, enforce_context: bool = Tru
     """
     if enforce_context:
         check_fits_context(dep, workload)
-    tokens, seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    tokens, seqs = dep.batch_limits
     in_use = batch_kv_bytes(dep, workload.batch, workload.request_len, workload.input_len)
-    memory = memory_breakdown(dep, kv_in_use=in_use)
+    memory = gpu_memory(dep, kv_in_use=in_use)
     kv = kv_capacity(dep, memory.kv_space, workload.request_len, workload.input_len)
     latency, throughput = latency_and_throughput(dep, workload.batch, workload.input_len, workload.output_len)
     latency = Latency(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.estimate.result import latency_and_throughput
-from core.memory.budget import memory_breakdown
+from core.memory.budget import gpu_memory
 from core.memory.capacity import max_requests
 from core.memory.request_kv import batch_kv_bytes, own_kv_bytes, shared_kv_bytes
 from core.spec.deployment import Deployment
@@ -49,7 +49,7 @@ def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
     latency, throughput = latency_and_throughput(dep, grid_b, grid_i, output_len)
     own = own_kv_bytes(dep, input_lens + output_len, input_lens)
     shared = shared_kv_bytes(dep, input_lens)
-    budget = memory_breakdown(dep).kv_space
+    budget = gpu_memory(dep).kv_space
     return Sweep(
         batches=batches,
         input_lens=input_lens,
@@ -71,4 +71,4 @@ def max_concurrency_by_length(dep: Deployment, request_lens) -> np.ndarray:
     prefix counted once)."""
     prompts = np.maximum(np.asarray(request_lens, dtype=float) - 1, 1)  # at least one answer token of its own
     shared = shared_kv_bytes(dep, prompts)
-    return max_requests(memory_breakdown(dep).kv_space - shared, own_kv_bytes(dep, request_lens, prompts))
+    return max_requests(gpu_memory(dep).kv_space - shared, own_kv_bytes(dep, request_lens, prompts))

@@ -1,21 +1,22 @@
-"""TODO docstring."""
+"""What the reader of an estimate must be told: what does not fit, what the engine would refuse,
+where the catalog's figures are weaker, and the costs of the levers that are on."""
 
 from __future__ import annotations
 
-from core.levers.offload import host_read_bandwidth, host_read_seconds, spilled_kv_bytes
-from core.memory.budget import MemoryBreakdown
+from core.levers.registry import levers_on
+from core.memory.budget import GpuMemory
 from core.memory.capacity import KvCapacity
 from core.messages import notice
 from core.spec import units
 from core.spec.deployment import Deployment, Workload
-from core.timing.phases import decode_step_time, plain_decode_step_time
+from core.timing.phases import phase_time
 
 
 def _gib(value: float) -> str:
     return f"{value / units.GiB:.2f} GiB"
 
 
-def _basic_warnings(dep: Deployment, workload: Workload, memory: MemoryBreakdown, kv: KvCapacity, max_seqs: int):
+def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: KvCapacity, max_seqs: int):
     if memory.kv_budget <= 0:
         yield notice(
             "does_not_fit",
@@ -58,40 +59,13 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: MemoryBreakdown
         yield notice("memory_from_datasheet", gpu=dep.gpu.name)
 
 
-def _lever_warnings(dep: Deployment, workload: Workload, memory: MemoryBreakdown):
-    """The costs of the levers that are on, stated where the result is read."""
-    levers, eff = dep.levers, dep.efficiency
-    if levers.offload.weights_bytes:
-        yield notice(
-            "offload_latency",
-            offloaded=_gib(levers.offload.weights_bytes),
-            link=dep.gpu.host_link_generation,
-            bandwidth=f"{host_read_bandwidth(dep.gpu, eff) / units.GB:.1f} GB/s",
-            ms=f"{host_read_seconds(dep.gpu, eff, levers.offload.weights_bytes) / units.MS:.0f} ms",
-        )
-    spilled = spilled_kv_bytes(memory.kv_in_use, memory.kv_budget, levers.offload.kv_bytes)
-    if spilled > 0:
-        yield notice(
-            "kv_spill",
-            spilled=_gib(spilled),
-            ms=f"{host_read_seconds(dep.gpu, eff, spilled) / units.MS:.0f} ms",
-        )
-    if levers.speculative is not None:
-        context = workload.decode_context
-        plain = float(plain_decode_step_time(dep, workload.batch, context).seconds)
-        speculative = float(decode_step_time(dep, workload.batch, context).seconds)
-        if speculative >= plain:
-            yield notice(
-                "speculation_slower",
-                batch=workload.batch,
-                plain=f"{plain / units.MS:.1f} ms",
-                speculative=f"{speculative / units.MS:.1f} ms",
-            )
-    if memory.attention_scores:
-        yield notice("eager_scores", scores=_gib(memory.attention_scores))
+def _lever_warnings(dep: Deployment, workload: Workload, memory: GpuMemory):
+    """The costs of the levers that are on, stated where the result is read (each lever's own notices)."""
+    for lever in levers_on(dep.levers):
+        yield from lever.notices(dep, workload, memory, phase_time)
 
 
-def estimate_warnings(dep: Deployment, workload: Workload, memory: MemoryBreakdown, kv: KvCapacity, max_seqs: int):
+def estimate_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: KvCapacity, max_seqs: int):
     """Everything a reader of the estimate should be told, as notices: what does not fit, what the
     engine would refuse, and the costs of the levers that are on."""
     return tuple(_basic_warnings(dep, workload, memory, kv, max_seqs)) + tuple(_lever_warnings(dep, workload, memory))

@@ -15,11 +15,12 @@ import numpy as np
 from core.estimate.result import Estimate, estimate
 from core.levers.attention_kernel import eager_oom_prompt_len, eager_profile_bytes
 from core.levers.lora import lora_bytes_per_adapter, max_adapters_beside_kv
-from core.levers.offload import host_read_bandwidth, host_read_seconds, spilled_kv_bytes, weights_offload_to_fit
+from core.levers.offload import spilled_kv_bytes, weights_offload_to_fit
 from core.levers.prefix import cached_prompt_tokens, shared_prefix_tokens
 from core.levers.settings import Levers, Offload, PrefixCaching
 from core.levers.speculative import expected_tokens_per_step
 from core.spec.deployment import Deployment, Workload
+from core.timing.host_link import host_read_bandwidth, host_read_seconds
 from core.timing.phases import decode_step_time, plain_decode_step_time
 
 OFFLOAD_GRANULARITY = 2.0**30  # vLLM's --cpu-offload-gb takes GiB
@@ -124,7 +125,7 @@ def _without(dep: Deployment, **off) -> Deployment:
 def break_even_batch(dep: Deployment, context: float) -> int | None:
     """Largest batch (up to max_num_seqs) at which speculative decoding still lowers the time per
     token; None when it does up to max_num_seqs, 0 when it does not even at batch 1."""
-    _, max_seqs = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    _, max_seqs = dep.batch_limits
     batches = np.arange(1, max_seqs + 1)
     gain = plain_decode_step_time(dep, batches, context).seconds > decode_step_time(dep, batches, context).seconds
     if gain.all():
@@ -145,7 +146,7 @@ def what_if(dep: Deployment, work: Workload) -> WhatIf:
         effects["speculative"] = SpeculativeEffect(
             comparison=compare(speculative=None),
             tokens_per_step=expected_tokens_per_step(spec.acceptance, spec.k),
-            proposer_bytes=result.memory.proposer,
+            proposer_bytes=result.memory.part("proposer"),
             break_even_batch=break_even_batch(dep, work.decode_context),
         )
     if "prefix" in levers.active:
@@ -178,7 +179,7 @@ def what_if(dep: Deployment, work: Workload) -> WhatIf:
         )
     if levers.attention == "eager":
         flash = estimate(_without(dep, attention="flash"), work)
-        tokens, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+        tokens, _ = dep.batch_limits
         effects["attention"] = AttentionEffect(
             comparison=Comparison(without=flash, with_=result),
             profile_bytes=eager_profile_bytes(dep.model, dep.parallel.tp, tokens, dep.max_model_len),

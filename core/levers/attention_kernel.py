@@ -16,11 +16,18 @@ activation peak: one max_num_batched_tokens chunk attending to at most max_model
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.levers.base import Lever, MemoryPart, PartLabel
+from core.messages import notice
+from core.spec import units
 from core.spec.model import ModelSpec
 from core.spec.precision import ACTIVATION_PRECISION
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 SOFTMAX_FP32_BYTES = 4  # eager softmax runs in float32 (softmax(..., dtype=torch.float32))
 SCORE_BYTES_PER_ELEMENT = ACTIVATION_PRECISION.bytes_per_element + SOFTMAX_FP32_BYTES
@@ -51,3 +58,21 @@ def eager_oom_prompt_len(model: ModelSpec, tp: int, free_bytes: float) -> int:
     if free_bytes <= 0:
         return 0
     return math.isqrt(int(free_bytes // (heads_per_gpu(model, tp) * SCORE_BYTES_PER_ELEMENT)))
+
+
+class EagerAttentionLever(Lever):
+    """Eager attention as a memory term: the largest step's score matrix, in the activation peak."""
+
+    name = "attention"
+    part_labels = (PartLabel("attention_scores", "eager attention scores"),)
+
+    def memory_parts(self, dep: Deployment, max_num_batched_tokens: int) -> tuple[MemoryPart, ...]:
+        scores = eager_profile_bytes(dep.model, dep.parallel.tp, max_num_batched_tokens, dep.max_model_len)
+        return (MemoryPart("attention_scores", scores, "gpu_peak"),)
+
+    def notices(self, dep: Deployment, workload, memory, phase):
+        if scores := memory.part("attention_scores"):
+            yield notice("eager_scores", scores=f"{scores / units.GiB:.2f} GiB")
+
+
+LEVER = EagerAttentionLever()

@@ -16,13 +16,17 @@ sequences, N (1 - (1 - 1/N)^B) distinct ones are expected.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from core.levers.base import Lever, MemoryPart, PartLabel, StepWork
 from core.levers.settings import Lora
 from core.spec.model import ModelSpec
 from core.spec.precision import ACTIVATION_PRECISION
 
-LORA_MATRICES = 2  # A (down-projection to rank r) and B (up-projection back)
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 
 def lora_module_shapes(model: ModelSpec, targets: str) -> tuple[tuple[int, int], ...]:
@@ -88,3 +92,28 @@ def max_adapters_beside_kv(model: ModelSpec, lora: Lora, tp: int, kv_budget_with
     if spare <= 0:
         return 0
     return int(spare // (lora_bytes_per_adapter(model, lora) / tp))
+
+
+class LoraLever(Lever):
+    """Multi-LoRA as memory and time terms: the resident adapter slots, and each step's adapter
+    FLOPs and reads of the adapters its sequences use (not linear in the batch)."""
+
+    name = "lora"
+    part_labels = (PartLabel("lora", "LoRA adapters"),)
+    linear_step_work = False
+
+    def validate(self, dep: Deployment) -> None:
+        lora_module_shapes(dep.model, dep.levers.lora.targets)  # raises for what is not modelled
+
+    def memory_parts(self, dep: Deployment, max_num_batched_tokens: int) -> tuple[MemoryPart, ...]:
+        return (MemoryPart("lora", lora_memory_bytes(dep.model, dep.levers.lora, dep.parallel.tp), "gpu_static"),)
+
+    def step_work(self, dep: Deployment, tokens, sequences_per_step, steps) -> StepWork:
+        lora = dep.levers.lora
+        return StepWork(
+            flops=lora_flops(dep.model, lora, tokens),
+            weight_bytes=lora_bytes_read(dep.model, lora, sequences_per_step, steps),
+        )
+
+
+LEVER = LoraLever()

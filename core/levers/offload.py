@@ -2,42 +2,27 @@
 
 vLLM's ``--cpu-offload-gb X`` keeps X GiB of each GPU's weights in (pinned) host memory and
 streams them to the GPU in every forward pass; engines that spill KV cache to the host read the
-spilled part back every decode step. The transfer is not hidden behind compute here (vLLM reads
-offloaded weights as they are needed, on the critical path), so each step adds
-
-    host seconds = bytes read from the host / (host link one-direction bandwidth x link efficiency)
-
-with the host link a PCIe slot (data/gpus: ``[host_link]``, datasheet figure of both directions
-summed). A PCIe 4.0 x16 card reads about 24 GB/s, so every offloaded GiB adds about 45 ms to
-*every* step, decode included: offloading makes a model fit, it does not make it fast.
+spilled part back every decode step. Each step reads them over the host link
+(:mod:`core.timing.host_link`): a PCIe 4.0 x16 card reads about 24 GB/s, so every offloaded GiB
+adds about 45 ms to *every* step, decode included: offloading makes a model fit, it does not make
+it fast.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.spec.engine import Efficiency
-from core.spec.gpu import GpuSpec
+from core.levers.base import Lever, MemoryPart, PartLabel, StepWork
+from core.memory.weights import weight_bytes_per_gpu
+from core.messages import notice
+from core.spec import units
+from core.timing.host_link import host_read_bandwidth, host_read_seconds
 
-
-def host_read_bandwidth(gpu: GpuSpec, eff: Efficiency) -> float:
-    """Achievable host-to-GPU bandwidth [bytes/s] = one-direction host link x link efficiency."""
-    if gpu.host_link_bandwidth <= 0:
-        raise ValueError(f"{gpu.name} has no host link bandwidth in the catalog; offloading cannot be estimated")
-    return gpu.host_link_bandwidth * eff.link
-
-
-def host_read_seconds(gpu: GpuSpec, eff: Efficiency, bytes_read):
-    """Time to read ``bytes_read`` bytes from host memory [s] (array-friendly); 0 for 0 bytes."""
-    if np.isscalar(bytes_read) and not bytes_read:
-        return 0.0
-    bytes_read = np.asarray(bytes_read, dtype=float)
-    if not np.any(bytes_read):
-        return np.zeros_like(bytes_read) if bytes_read.ndim else 0.0
-    seconds = bytes_read / host_read_bandwidth(gpu, eff)
-    return float(seconds) if seconds.ndim == 0 else seconds
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 
 def spilled_kv_bytes(kv_in_use, gpu_kv_budget: float, host_kv_bytes: float):
@@ -55,3 +40,58 @@ def weights_offload_to_fit(kv_budget: float, needed_kv: float, granularity: floa
     if short <= 0:
         return 0.0
     return math.ceil(short / granularity) * granularity
+
+
+class OffloadLever(Lever):
+    """Offloading as memory and time terms: weights and KV space moved to host memory, and the host
+    reads every step makes (offloaded weights always, KV beyond the GPU's budget when spilled)."""
+
+    name = "offload"
+    part_labels = (PartLabel("host_weights", "weights in host memory"), PartLabel("host_kv", "KV space in host memory"))
+
+    def validate(self, dep: Deployment) -> None:
+        offload = dep.levers.offload
+        if dep.gpu.host_link_bandwidth <= 0:
+            raise ValueError(f"{dep.gpu.name} has no host link bandwidth; offloading cannot be estimated")
+        held = weight_bytes_per_gpu(dep.model, dep.weights, dep.parallel)
+        if offload.weights_bytes >= held:
+            raise ValueError(
+                f"offloaded weights ({offload.weights_bytes / units.GiB:.1f} GiB) must be less than the "
+                f"{held / units.GiB:.1f} GiB of weights each GPU holds"
+            )
+
+    def memory_parts(self, dep: Deployment, max_num_batched_tokens: int) -> tuple[MemoryPart, ...]:
+        offload = dep.levers.offload
+        return (
+            MemoryPart("host_weights", offload.weights_bytes, "host_weights"),
+            MemoryPart("host_kv", offload.kv_bytes, "host_kv"),
+        )
+
+    def step_work(self, dep: Deployment, tokens, sequences_per_step, steps) -> StepWork:
+        offloaded = dep.levers.offload.weights_bytes
+        return StepWork(host_bytes=np.asarray(steps, dtype=float) * offloaded) if offloaded else StepWork()
+
+    def spilled_kv_bytes(self, dep: Deployment, kv_in_use, kv_budget):
+        host_kv = dep.levers.offload.kv_bytes
+        return spilled_kv_bytes(kv_in_use(), kv_budget(), host_kv) if host_kv else 0.0
+
+    def notices(self, dep: Deployment, workload, memory, phase):
+        offload, eff = dep.levers.offload, dep.efficiency
+        if offload.weights_bytes:
+            yield notice(
+                "offload_latency",
+                offloaded=f"{offload.weights_bytes / units.GiB:.2f} GiB",
+                link=dep.gpu.host_link_generation,
+                bandwidth=f"{host_read_bandwidth(dep.gpu, eff) / units.GB:.1f} GB/s",
+                ms=f"{host_read_seconds(dep.gpu, eff, offload.weights_bytes) / units.MS:.0f} ms",
+            )
+        spilled = spilled_kv_bytes(memory.kv_in_use, memory.kv_budget, offload.kv_bytes)
+        if spilled > 0:
+            yield notice(
+                "kv_spill",
+                spilled=f"{spilled / units.GiB:.2f} GiB",
+                ms=f"{host_read_seconds(dep.gpu, eff, spilled) / units.MS:.0f} ms",
+            )
+
+
+LEVER = OffloadLever()

@@ -14,9 +14,15 @@ KV(shared) + B x (KV(request) - KV(shared)) instead of B x KV(request).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from core.levers.base import Lever
 from core.levers.settings import PrefixCaching
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 
 def shared_prefix_tokens(prefix: PrefixCaching, input_len, block_size: int):
@@ -32,3 +38,18 @@ def cached_prompt_tokens(prefix: PrefixCaching, input_len, block_size: int):
     own = np.floor(prefix.hit_rate * (input_len - shared) / block_size) * block_size
     cached = np.clip(shared + own, 0, input_len - 1)
     return float(cached) if cached.ndim == 0 else cached
+
+
+class PrefixLever(Lever):
+    """Prefix caching as KV terms: the shared blocks are held once, cached tokens skip prefill."""
+
+    name = "prefix"
+
+    def shared_tokens(self, dep: Deployment, input_len):
+        return shared_prefix_tokens(dep.levers.prefix, input_len, dep.engine.block_size)
+
+    def cached_tokens(self, dep: Deployment, input_len):
+        return cached_prompt_tokens(dep.levers.prefix, input_len, dep.engine.block_size)
+
+
+LEVER = PrefixLever()

@@ -7,7 +7,7 @@ forward pass of k + 1 tokens. With per-token acceptance alpha (Leviathan et al. 
     E = (1 - alpha^(k+1)) / (1 - alpha)        (k + 1 at alpha = 1, 1 at alpha = 0)
 
 and the time per emitted token is (k x proposer step + verification step) / E; the step times come
-from the roofline (:func:`core.latency.speculative_decode_step`). At batch 1 decode is bound by
+from the roofline (:meth:`SpeculativeLever.decode_step`). At batch 1 decode is bound by
 reading the weights, so verifying k + 1 tokens costs about as much as one and the gain is close to
 E / (1 + k x draft/target); as the batch grows the verification's k + 1 tokens per sequence make
 the step compute-bound and the gain turns into a loss.
@@ -16,14 +16,21 @@ the step compute-bound and the gain turns into a loss.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.levers.settings import Speculative
-from core.memory.kv import kv_bytes_per_sequence
+from core.levers.base import Lever, MemoryPart, PartLabel
+from core.levers.settings import Levers, Speculative
+from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
 from core.memory.weights import weight_bytes
+from core.messages import notice
+from core.spec import units
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 ACCEPTANCE_RANGES = {
     # per-token acceptance alpha; sources in docs/model.md ("Speculative decoding")
@@ -94,3 +101,83 @@ def proposer_kv_bytes(target: ModelSpec, spec: Speculative, kv: Precision, par, 
     if model is None:
         return np.zeros_like(np.asarray(tokens, dtype=float)) if np.ndim(tokens) else 0.0
     return kv_bytes_per_sequence(model, kv, par, tokens, block_size)
+
+
+def proposer_deployment(dep: Deployment) -> Deployment | None:
+    """The speculative proposer as a deployment on the same GPUs and formats, or None when there
+    is no GPU proposer (no speculation, or n-gram lookup)."""
+    spec = dep.levers.speculative
+    model = None if spec is None else proposer_model(dep.model, spec)
+    if model is None:
+        return None
+    return dataclasses.replace(
+        dep, model=model, engine=dataclasses.replace(dep.engine, max_model_len=None), levers=Levers()
+    )
+
+
+class SpeculativeLever(Lever):
+    """Speculative decoding as memory and time terms: the proposer's weights and KV, its prefill of
+    every prompt, and a decode step of k proposer passes plus one verification per E tokens."""
+
+    name = "speculative"
+    part_labels = (PartLabel("proposer", "speculative proposer"),)
+
+    def validate(self, dep: Deployment) -> None:
+        spec, tp = dep.levers.speculative, dep.parallel.tp
+        check_draft(dep.model, spec)
+        if (draft := spec.draft) is not None and (
+            draft.num_heads % tp or (draft.mla is None and draft.num_kv_heads % tp and tp % draft.num_kv_heads)
+        ):
+            raise ValueError(f"tp ({tp}) must divide the attention heads of the draft {draft.name}")
+
+    def memory_parts(self, dep: Deployment, max_num_batched_tokens: int) -> tuple[MemoryPart, ...]:
+        weights = proposer_weight_bytes(dep.model, dep.levers.speculative, dep.weights) / dep.parallel.tp
+        return (MemoryPart("proposer", weights, "gpu_static"),)
+
+    def kv_bytes_per_token(self, dep: Deployment) -> float:
+        draft = proposer_model(dep.model, dep.levers.speculative)
+        return 0.0 if draft is None else kv_bytes_per_token(draft, dep.kv, dep.parallel)
+
+    def sequence_kv_bytes(self, dep: Deployment, tokens, block_size: int):
+        return proposer_kv_bytes(dep.model, dep.levers.speculative, dep.kv, dep.parallel, tokens, block_size)
+
+    def side_deployment(self, dep: Deployment) -> Deployment | None:
+        return proposer_deployment(dep)
+
+    def decode_step(self, dep: Deployment, phase, sequences, context):
+        """Decode time per emitted token of every running sequence (what TPOT is).
+
+        (k proposer passes + one verification of k + 1 tokens per sequence) / E, E = expected tokens
+        per step (:func:`expected_tokens_per_step`); every part of the returned time is divided by E,
+        so its bound is the verification's. The proposer's passes run inside the engine step, so they
+        cost their roofline time only; the step's fixed overhead is counted once, in the
+        verification. Per-sequence host work (sampling, detokenizing, output processing) is counted
+        per emitted token, so speculation does not amortize it.
+        """
+        spec = dep.levers.speculative
+        verify = phase(dep, sequences, spec.k + 1, context, 1)
+        proposer = proposer_deployment(dep)
+        draft_s = 0.0
+        if proposer is not None:  # inside the engine step: scheduling and sampling overheads are the verify's, once
+            draft = phase(proposer, sequences, 1, context, 1)
+            draft_s = spec.k * (draft.seconds - draft.overhead_s)
+        emitted = expected_tokens_per_step(spec.acceptance, spec.k)
+        # host work per sequence (sampling, detokenizing, output) grows with the tokens it emits
+        host_per_token = (emitted - 1) * np.asarray(sequences, dtype=float) * dep.efficiency.per_sequence_overhead_s
+        step = dataclasses.replace(verify, side_s=draft_s, overhead_s=verify.overhead_s + host_per_token)
+        return step.per(emitted)
+
+    def notices(self, dep: Deployment, workload, memory, phase):
+        context = workload.decode_context
+        plain = float(phase(dep, workload.batch, 1, context, 1).seconds)
+        speculative = float(self.decode_step(dep, phase, workload.batch, context).seconds)
+        if speculative >= plain:
+            yield notice(
+                "speculation_slower",
+                batch=workload.batch,
+                plain=f"{plain / units.MS:.1f} ms",
+                speculative=f"{speculative / units.MS:.1f} ms",
+            )
+
+
+LEVER = SpeculativeLever()

@@ -68,7 +68,7 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int, input_le
     groups, group_layers = vllm_kv_groups(dep.model, dep.parallel.pp)
     layer_block = block * group_layers * kv_bytes_per_token_per_layer(dep.model, dep.kv, dep.parallel.tp) * scale
     pool = max(math.floor(budget_bytes / layer_block), 0)
-    batched, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    batched, _ = dep.batch_limits
     reserved = vllm_blocks_per_request(dep.model, dep.parallel.pp, dep.max_model_len, block, batched)
     per_request = sequence_kv_bytes(dep, request_len)
     per_max_len = sequence_kv_bytes(dep, dep.max_model_len)

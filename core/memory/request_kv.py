@@ -1,43 +1,69 @@
-"""TODO docstring."""
+"""The KV a request holds on one GPU, with what the levers add and share (array-friendly).
+
+    KV(sequence)  = target's KV + what levers hold beside it (a speculative proposer's KV)
+    KV(batch of B) = KV(shared prefix), held once, + B x (KV(request) - KV(shared prefix))
+
+A lever that shares prompt tokens (prefix caching, :meth:`core.levers.base.Lever.shared_tokens`)
+lets the batch hold their blocks once; tokens found cached (:meth:`~core.levers.base.Lever.cached_tokens`)
+also skip prefill. This module never names a lever.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from core.levers.prefix import shared_prefix_tokens
-from core.levers.speculative import proposer_kv_bytes, proposer_model
+from core.levers.registry import levers_on
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
 from core.spec.deployment import Deployment
 
 
+def _total(values, like):
+    """Sum of the levers' values, 0 (shaped like ``like``) when none contributes."""
+    total = 0.0
+    for value in values:
+        total = total + value
+    if np.ndim(like) and np.ndim(total) == 0:
+        return np.full(np.shape(like), float(total))
+    return total
+
+
 def kv_bytes_per_token_all(dep: Deployment) -> float:
-    """Full-attention KV of one token on one GPU, the proposer's included [bytes]."""
+    """Full-attention KV of one token on one GPU, what levers hold beside the target's included [bytes]."""
     per_token = kv_bytes_per_token(dep.model, dep.kv, dep.parallel)
-    spec = dep.levers.speculative
-    if spec is not None and (draft := proposer_model(dep.model, spec)) is not None:
-        per_token += kv_bytes_per_token(draft, dep.kv, dep.parallel)
+    for lever in levers_on(dep.levers):
+        per_token += lever.kv_bytes_per_token(dep)
     return per_token
 
 
 def sequence_kv_bytes(dep: Deployment, tokens, block_size: int | None = None):
-    """KV of one sequence of ``tokens`` tokens on one GPU, target and proposer [bytes] (array-friendly)."""
+    """KV of one sequence of ``tokens`` tokens on one GPU, the levers' included [bytes]."""
     block = dep.engine.block_size if block_size is None else block_size
     kv = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, tokens, block)
-    if dep.levers.speculative is not None:
-        kv = kv + proposer_kv_bytes(dep.model, dep.levers.speculative, dep.kv, dep.parallel, tokens, block)
+    for lever in levers_on(dep.levers):
+        kv = kv + lever.sequence_kv_bytes(dep, tokens, block)
     return kv
 
 
+def shared_prefix_tokens(dep: Deployment, input_len):
+    """Prompt tokens of requests of ``input_len`` whose KV the batch holds once [tokens]."""
+    return _total((lever.shared_tokens(dep, input_len) for lever in levers_on(dep.levers)), input_len)
+
+
+def cached_prompt_tokens(dep: Deployment, input_len):
+    """Prompt tokens of a request of ``input_len`` found in the cache, which prefill skips [tokens]."""
+    return _total((lever.cached_tokens(dep, input_len) for lever in levers_on(dep.levers)), input_len)
+
+
 def shared_kv_bytes(dep: Deployment, input_len):
-    """KV of the shared prefix, held once for the whole batch [bytes] (array-friendly)."""
-    if not dep.levers.prefix.shared_tokens:
+    """KV of the shared prefix, held once for the whole batch [bytes]."""
+    shared = shared_prefix_tokens(dep, input_len)
+    if not np.any(shared):
         return np.zeros_like(np.asarray(input_len, dtype=float)) if np.ndim(input_len) else 0.0
-    shared = shared_prefix_tokens(dep.levers.prefix, input_len, dep.engine.block_size)
     return sequence_kv_bytes(dep, shared)
 
 
 def own_kv_bytes(dep: Deployment, request_len, input_len):
-    """KV one request adds beside the shared prefix [bytes] (array-friendly)."""
+    """KV one request adds beside the shared prefix [bytes]."""
     return sequence_kv_bytes(dep, request_len) - shared_kv_bytes(dep, input_len)
 
 

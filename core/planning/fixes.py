@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core.levers.offload import host_read_seconds
 from core.levers.settings import Speculative
 from core.levers.speculative import ACCEPTANCE_RANGES
 from core.messages import Notice, notice
@@ -29,6 +28,7 @@ from core.spec.engine import Parallelism
 from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+from core.timing.host_link import host_read_seconds
 
 SIZE_SUFFIX = re.compile(r"-?\d+(\.\d+)?[BbMm]\b.*$")
 FIX_DRAFT_TOKENS = 4  # vLLM's examples and the EAGLE/draft-model defaults propose 3-5 tokens

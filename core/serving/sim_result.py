@@ -1,4 +1,4 @@
-"""TODO docstring."""
+"""What a simulation returns: per-request times, engine time series, and the statistics read off them."""
 
 from __future__ import annotations
 

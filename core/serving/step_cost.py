@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.levers.registry import levers_on, side_deployments
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.timing.comm import comm_seconds
+from core.timing.host_link import host_read_seconds
+from core.timing.phases import decode_time_ratio
 from core.timing.roofline import work_time
 from core.timing.work import attended_pairs, attention_flops, linear_flops, weight_bytes_read
 
@@ -46,7 +49,8 @@ class StepModel:
     def __init__(self, dep: Deployment) -> None:
         m, tp = dep.model, dep.parallel.tp
         self.dep = dep
-        self.exact = not m.num_sliding_layers and dep.levers.lora is None  # adapters: general path
+        # a lever whose step work is not linear in the step's sums (LoRA adapters read) takes the general path
+        self.exact = not m.num_sliding_layers and all(lever.linear_step_work for lever in levers_on(dep.levers))
         self.per_token = float(linear_flops(m, 1, 2) - linear_flops(m, 1, 1))  # 2 x body params
         self.per_sequence = float(linear_flops(m, 1, 1)) - self.per_token  # 2 x vocab x hidden (LM head)
         self.per_pair = float(attention_flops(m, 1, 1, 0))  # one query-key pair in every layer
@@ -172,3 +176,35 @@ def decode_run(
     ends = np.cumsum(durations)
     arrives = int(np.searchsorted(ends, until_arrival))  # the step during which it arrives still runs
     return durations[: min(arrives + 1, k)]
+
+
+class StepTimer:
+    """Durations of simulated steps [s]: the roofline of each step's mix of work, the models levers
+    run beside the target on prompt chunks, KV read back from host memory beyond the GPU's blocks,
+    and a lever's change of what a decode step is (:func:`core.timing.phases.decode_time_ratio`)."""
+
+    def __init__(self, dep: Deployment, gpu_blocks: int, block_bytes: float) -> None:
+        self.dep, self.gpu_blocks, self.block_bytes = dep, gpu_blocks, block_bytes
+        self.model = StepModel(dep)
+        self.sides = tuple(StepModel(side) for side in side_deployments(dep))  # they prefill every prompt too
+
+    def spill_s(self, blocks_used: float) -> float:
+        """Reading the KV held beyond the GPU's blocks from host memory, once per step [s]."""
+        if blocks_used <= self.gpu_blocks:
+            return 0.0
+        return host_read_seconds(self.dep.gpu, self.dep.efficiency, (blocks_used - self.gpu_blocks) * self.block_bytes)
+
+    def step(self, new: np.ndarray, cached: np.ndarray, chunk_sizes: np.ndarray, chunk_cached: np.ndarray, used: float):
+        """One step of decodes and prompt chunks (``new`` tokens on ``cached`` ones per sequence)."""
+        duration = self.model.step(new, cached) + self.spill_s(used)
+        if chunk_sizes.size:
+            for side in self.sides:
+                duration += side.step(chunk_sizes, chunk_cached)
+        return duration
+
+    def decode_run(self, cached, remaining, until_arrival: float, blocks, held, free: float, used: float):
+        """The run of decode-only steps before anything changes (:func:`decode_run`), each scaled by
+        the decode time ratio at the run's batch and mean context, plus the KV read from the host."""
+        ratio = decode_time_ratio(self.dep, cached.size, float(cached.mean()))
+        durations = decode_run(self.model, cached, remaining, until_arrival / ratio, blocks, held, free)
+        return durations * ratio + self.spill_s(used)

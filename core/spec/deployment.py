@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.levers.lora import lora_module_shapes
+from core.levers.registry import levers_on
 from core.levers.settings import Levers
-from core.levers.speculative import check_draft
-from core.memory.weights import weight_bytes_per_gpu
-from core.spec import units
 from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
@@ -58,27 +55,8 @@ class Deployment:
                 f"({self.model.max_context})"
             )
 
-        self._check_levers()
-
-    def _check_levers(self) -> None:
-        levers, tp = self.levers, self.parallel.tp
-        if (spec := levers.speculative) is not None and spec.draft is not None:
-            check_draft(self.model, spec)
-            draft = spec.draft
-            if draft.num_heads % tp or (draft.mla is None and draft.num_kv_heads % tp and tp % draft.num_kv_heads):
-                raise ValueError(f"tp ({tp}) must divide the attention heads of the draft {draft.name}")
-        if levers.lora is not None:
-            lora_module_shapes(self.model, levers.lora.targets)  # raises for what is not modelled
-        offload = levers.offload
-        if offload.weights_bytes or offload.kv_bytes:
-            if self.gpu.host_link_bandwidth <= 0:
-                raise ValueError(f"{self.gpu.name} has no host link bandwidth; offloading cannot be estimated")
-            held = weight_bytes_per_gpu(self.model, self.weights, self.parallel)
-            if offload.weights_bytes >= held:
-                raise ValueError(
-                    f"offloaded weights ({offload.weights_bytes / units.GiB:.1f} GiB) must be less than the "
-                    f"{held / units.GiB:.1f} GiB of weights each GPU holds"
-                )
+        for lever in levers_on(self.levers):
+            lever.validate(self)
 
     @property
     def efficiency(self) -> Efficiency:
@@ -88,6 +66,11 @@ class Deployment:
     @property
     def max_model_len(self) -> int:
         return self.engine.max_model_len or self.model.max_context
+
+    @property
+    def batch_limits(self) -> tuple[int, int]:
+        """(max_num_batched_tokens, max_num_seqs): as set, or vLLM's default for this GPU."""
+        return self.engine.batch_limits(self.gpu.memory_bytes, self.gpu.name)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,4 +1,16 @@
-"""TODO docstring."""
+"""Time of the two phases: prefill of B prompts and one decode step of B sequences.
+
+One code path for both: a *phase* runs ``sequences`` requests, each adding ``new_tokens`` tokens to
+``context`` tokens already cached, over ``steps`` engine steps (:func:`phase_time`, the roofline of
+:mod:`core.timing.roofline` on the work of :mod:`core.timing.work`). Prefill of B prompts of length
+I is (B, I - cached, cached, max(1, B I / max_num_batched_tokens)); one decode step is
+(B, 1, context, 1). Pipeline stages run one after another for a token, so PP does not shorten a
+step. Every function accepts numpy arrays and broadcasts them.
+
+Levers enter through their hooks (:mod:`core.levers.base`), never by name: cached prompt tokens
+skip prefill, models run beside the target prefill every prompt too, KV spilled to host memory is
+read every step, and a lever may change what a decode step is (speculative decoding).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +18,10 @@ import dataclasses
 
 import numpy as np
 
-from core.levers.offload import spilled_kv_bytes
-from core.levers.prefix import cached_prompt_tokens
-from core.levers.settings import Levers
-from core.levers.speculative import expected_tokens_per_step, proposer_model
+from core.levers.registry import levers_on, side_deployments
 from core.memory.budget import gpu_memory
 from core.memory.kv import kv_bytes_per_sequence
-from core.memory.request_kv import sequence_kv_bytes
+from core.memory.request_kv import cached_prompt_tokens, sequence_kv_bytes
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.timing.roofline import PhaseTime, work_time
@@ -27,11 +36,7 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
     tokens = sequences * np.asarray(new_tokens, dtype=float)
     # KV: read the cached context and write the new tokens, per GPU (heads split by tp)
     kv = sequences * kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
-    budget, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
-    spilled = 0.0
-    if dep.levers.offload.kv_bytes:  # the part of the batch's KV beyond the GPU budget is read from the host
-        in_use = sequences * sequence_kv_bytes(dep, np.asarray(context) + new_tokens)
-        spilled = steps * spilled_kv_bytes(in_use, gpu_memory(dep).kv_budget, dep.levers.offload.kv_bytes)
+    budget, _ = dep.batch_limits
     return work_time(
         dep,
         linear=linear_flops(dep.model, sequences, new_tokens),
@@ -42,8 +47,24 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
         steps=steps,
         # each sequence is scheduled in every step that processes a chunk of it
         sequence_steps=sequences * np.maximum(1.0, np.asarray(new_tokens, dtype=float) / budget),
-        host_bytes=spilled,
+        host_bytes=_spilled_kv_bytes(dep, sequences, np.asarray(context) + new_tokens, steps),
     )
+
+
+def _spilled_kv_bytes(dep: Deployment, sequences, tokens, steps):
+    """KV per GPU the phase reads from host memory: what levers spill beyond the GPU budget, every step."""
+    levers = levers_on(dep.levers)
+    if not levers:
+        return 0.0
+    spilled = [
+        lever.spilled_kv_bytes(
+            dep, lambda: sequences * sequence_kv_bytes(dep, tokens), lambda: gpu_memory(dep).kv_budget
+        )
+        for lever in levers
+    ]
+    if all(isinstance(s, float) and s == 0.0 for s in spilled):
+        return 0.0
+    return steps * sum(spilled)
 
 
 def prefill_steps(dep: Deployment, sequences, input_len):
@@ -53,73 +74,48 @@ def prefill_steps(dep: Deployment, sequences, input_len):
     fractional, because a continuous-batching engine tops a part-filled last chunk up with other
     work, so each prompt token costs its share of a step rather than a whole extra step.
     """
-    budget, _ = dep.engine.batch_limits(dep.gpu.memory_bytes, dep.gpu.name)
+    budget, _ = dep.batch_limits
     return np.maximum(1.0, np.asarray(sequences, dtype=float) * np.asarray(input_len, dtype=float) / budget)
 
 
 def prefill_time(dep: Deployment, sequences, input_len) -> PhaseTime:
     """Prefill of ``sequences`` prompts arriving together, in chunks of max_num_batched_tokens.
 
-    With prefix caching only the uncached tokens are computed, attending to the cached ones; a
-    speculative proposer with its own weights (draft model, MTP head) prefills the prompt too.
+    Only the prompt tokens not found cached are computed, attending to the cached ones; models run
+    beside the target (a speculative proposer with weights of its own) prefill the prompt too.
     """
-    prefix = dep.levers.prefix
-    cached = cached_prompt_tokens(prefix, input_len, dep.engine.block_size) if "prefix" in dep.levers.active else 0.0
+    cached = cached_prompt_tokens(dep, input_len)
     new = np.asarray(input_len, dtype=float) - cached
     steps = prefill_steps(dep, sequences, new)
     phase = phase_time(dep, sequences, new, cached, steps)
-    proposer = proposer_deployment(dep)
-    if proposer is None:
+    sides = side_deployments(dep)
+    if not sides:
         return phase
-    proposer_s = phase_time(proposer, sequences, new, cached, steps).seconds
-    return dataclasses.replace(phase, proposer_s=proposer_s)
+    side_s = sum(phase_time(side, sequences, new, cached, steps).seconds for side in sides)
+    return dataclasses.replace(phase, side_s=side_s)
 
 
 def plain_decode_step_time(dep: Deployment, sequences, context) -> PhaseTime:
-    """One decode step without speculation: every sequence adds one token to ``context`` cached ones."""
+    """One decode step as it is without levers that change it: every sequence adds one token."""
     return phase_time(dep, sequences, 1, context, 1)
 
 
 def decode_step_time(dep: Deployment, sequences, context) -> PhaseTime:
-    """Decode time per emitted token of every running sequence (what TPOT is).
-
-    Plain decoding: one step. Speculative: (k proposer passes + one verification of k + 1 tokens
-    per sequence) / E, E = expected tokens per step (:func:`core.speculative.expected_tokens_per_step`);
-    every part of the returned time is divided by E, so its bound is the verification's. The
-    proposer's passes run inside the engine step, so they cost their roofline time only; the
-    step's fixed overhead is counted once, in the verification. Per-sequence host work (sampling,
-    detokenizing, output processing) is counted per emitted token, so speculation does not
-    amortize it.
-    """
-    spec = dep.levers.speculative
-    if spec is None:
-        return plain_decode_step_time(dep, sequences, context)
-    verify = phase_time(dep, sequences, spec.k + 1, context, 1)
-    proposer = proposer_deployment(dep)
-    draft_s = 0.0
-    if proposer is not None:  # inside the engine step: scheduling and sampling overheads are the verify's, once
-        draft = plain_decode_step_time(proposer, sequences, context)
-        draft_s = spec.k * (draft.seconds - draft.overhead_s)
-    emitted = expected_tokens_per_step(spec.acceptance, spec.k)
-    # host work per sequence (sampling, detokenizing, output) grows with the tokens it emits
-    host_per_token = (emitted - 1) * np.asarray(sequences, dtype=float) * dep.efficiency.per_sequence_overhead_s
-    step = dataclasses.replace(verify, proposer_s=draft_s, overhead_s=verify.overhead_s + host_per_token)
-    return step.per(emitted)
+    """Decode time per emitted token of every running sequence at ``context`` cached tokens (what
+    TPOT is): one plain step, unless a lever changes what a step is
+    (:meth:`core.levers.base.Lever.decode_step`)."""
+    for lever in levers_on(dep.levers):
+        step = lever.decode_step(dep, phase_time, sequences, context)
+        if step is not None:
+            return step
+    return plain_decode_step_time(dep, sequences, context)
 
 
-def proposer_deployment(dep: Deployment) -> Deployment | None:
-    """The speculative proposer as a deployment on the same GPUs and formats, or None when there
-    is no GPU proposer (no speculation, or n-gram lookup)."""
-    spec = dep.levers.speculative
-    model = None if spec is None else proposer_model(dep.model, spec)
-    if model is None:
-        return None
-    return Deployment(
-        model=model,
-        gpu=dep.gpu,
-        weights=dep.weights,
-        kv=dep.kv,
-        parallel=dep.parallel,
-        engine=dataclasses.replace(dep.engine, max_model_len=None),
-        levers=Levers(),
-    )
+def decode_time_ratio(dep: Deployment, sequences, context) -> float:
+    """Decode time per emitted token over one plain step's at this batch and context: 1 unless a
+    lever changes what a decode step is (the simulator scales its plain decode steps by it)."""
+    for lever in levers_on(dep.levers):
+        step = lever.decode_step(dep, phase_time, sequences, context)
+        if step is not None:
+            return float(step.seconds / plain_decode_step_time(dep, sequences, context).seconds)
+    return 1.0

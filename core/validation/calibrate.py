@@ -15,7 +15,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-from core.memory.budget import memory_breakdown
+from core.memory.budget import gpu_memory
 from core.planning.check import in_flight_requests
 from core.planning.requirement import Requirement
 from core.planning.steady_state import steady_state
@@ -92,9 +92,9 @@ def calibrate_memory(dep: Deployment, log: StartupLog) -> Fit:
     if "kv_cache_gib" not in log.values:
         raise ValueError("the log has no 'Available KV cache memory' line to calibrate memory with")
     measured = log.values["kv_cache_gib"] * units.GiB
-    predicted = memory_breakdown(dep).kv_budget
+    predicted = gpu_memory(dep).kv_budget
     calibration = Calibration(overhead_correction_bytes=predicted - measured, source="vLLM start-up log")
-    after = memory_breakdown(calibration.apply(dep)).kv_budget
+    after = gpu_memory(calibration.apply(dep)).kv_budget
     return Fit(calibration, {"kv_cache": predicted / measured - 1}, {"kv_cache": after / measured - 1})
 
 

@@ -1,0 +1,127 @@
+"""The one interface through which a what-if lever changes memory and time.
+
+Memory and timing code never name a lever. They ask every lever that is on
+(:func:`core.levers.registry.levers_on`) for its terms and add them up:
+
+- memory: :meth:`Lever.memory_parts`, named parts of one GPU's memory, each charged where it
+  belongs (beside the weights, in the activation peak, or moved to host memory);
+- KV: :meth:`Lever.sequence_kv_bytes` (KV a sequence holds beside the target's),
+  :meth:`Lever.shared_tokens` (prompt tokens held once for the whole batch) and
+  :meth:`Lever.cached_tokens` (prompt tokens that skip prefill);
+- time: :meth:`Lever.step_work` (FLOPs, GPU bytes and host bytes a phase adds),
+  :meth:`Lever.spilled_kv_bytes` (KV read over the host link), :meth:`Lever.side_deployment` (a model
+  that runs beside the target and prefills every prompt) and :meth:`Lever.decode_step` (a lever that
+  changes what one decode step is, as speculative decoding does);
+- notices: :meth:`Lever.notices`, the costs the reader of an estimate should be told.
+
+Hooks that need timing get the phase roofline as an argument (``phase(dep, sequences, new_tokens,
+context, steps) -> PhaseTime``), so lever modules depend on formulas below them, never on the code
+that calls them. Every hook has a default that contributes nothing; a lever overrides what it changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.messages import Notice
+    from core.spec.deployment import Deployment, Workload
+
+MEMORY_KINDS = ("gpu_static", "gpu_peak", "host_weights", "host_kv")
+"""gpu_static: held on the GPU beside the weights; gpu_peak: part of the start-up activation peak;
+host_weights: weights moved from the GPU to host memory; host_kv: host memory that extends the KV space."""
+
+
+@dataclass(frozen=True)
+class MemoryPart:
+    """One named part of a GPU's memory that a lever adds [bytes]."""
+
+    name: str
+    """Key of the part: ``<name>_gib`` in JSON, ``memory.<name>`` in the UI text."""
+    bytes: float
+    kind: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in MEMORY_KINDS:
+            raise ValueError(f"memory part kind must be one of {', '.join(MEMORY_KINDS)}, got {self.kind!r}")
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.kind.startswith("gpu")
+
+
+@dataclass(frozen=True)
+class PartLabel:
+    """A memory part a lever may add, with its label in the text report."""
+
+    name: str
+    label: str
+
+
+@dataclass(frozen=True)
+class StepWork:
+    """Work a lever adds to a phase: matmul FLOPs and GPU bytes of the whole replica (split over
+    tp like the model's), and bytes per GPU read over the host link (scalars or arrays)."""
+
+    flops: Any = 0.0
+    weight_bytes: Any = 0.0
+    host_bytes: Any = 0.0
+
+
+NO_WORK = StepWork()
+PhaseFn = Callable[..., Any]
+"""The phase roofline, :func:`core.timing.phases.phase_time`: (dep, sequences, new_tokens, context, steps)."""
+
+
+class Lever:
+    """A lever's model. ``name`` is its key in :attr:`core.levers.settings.Levers.active`."""
+
+    name: str = ""
+    part_labels: tuple[PartLabel, ...] = ()
+    """Every memory part this lever can add, in report order."""
+    linear_step_work: bool = True
+    """False when :meth:`step_work` is not linear in the step's sums of tokens and sequences (the
+    simulator then takes its general path)."""
+
+    def validate(self, dep: Deployment) -> None:
+        """Raise ValueError when the lever cannot be modelled for this deployment."""
+
+    def memory_parts(self, dep: Deployment, max_num_batched_tokens: int) -> tuple[MemoryPart, ...]:
+        return ()
+
+    def sequence_kv_bytes(self, dep: Deployment, tokens, block_size: int):
+        """KV one sequence of ``tokens`` tokens holds beside the target's, on one GPU [bytes]."""
+        return 0.0
+
+    def kv_bytes_per_token(self, dep: Deployment) -> float:
+        """Full-attention KV per token beside the target's, on one GPU [bytes]."""
+        return 0.0
+
+    def shared_tokens(self, dep: Deployment, input_len):
+        """Prompt tokens whose KV the whole batch holds once [tokens]."""
+        return 0.0
+
+    def cached_tokens(self, dep: Deployment, input_len):
+        """Prompt tokens found in the cache, which prefill skips [tokens]."""
+        return 0.0
+
+    def step_work(self, dep: Deployment, tokens, sequences_per_step, steps) -> StepWork:
+        return NO_WORK
+
+    def spilled_kv_bytes(self, dep: Deployment, kv_in_use: Callable[[], Any], kv_budget: Callable[[], float]):
+        """KV bytes per GPU a step reads from host memory; the callables give the batch's KV and the
+        GPU's KV budget only when they are needed (they cost a memory evaluation)."""
+        return 0.0
+
+    def side_deployment(self, dep: Deployment) -> Deployment | None:
+        """A model that runs beside the target on the same GPUs and prefills every prompt."""
+        return None
+
+    def decode_step(self, dep: Deployment, phase: PhaseFn, sequences, context):
+        """Decode time per emitted token when this lever changes what a step is, else None."""
+        return None
+
+    def notices(self, dep: Deployment, workload: Workload, memory, phase: PhaseFn) -> Iterator[Notice]:
+        return iter(())

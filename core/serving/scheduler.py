@@ -1,0 +1,176 @@
+"""The scheduler state of one simulated replica, and its named steps.
+
+Per engine step (vLLM V1's order): :meth:`Engine.schedule_decodes` gives every decoding request
+one token and the KV block it may need, preempting the newest request while they do not fit;
+:meth:`Engine.continue_prefills` gives the remaining token budget to prompts already being
+prefilled; :meth:`Engine.admit` admits waiting requests in arrival order while ``max_num_seqs``,
+the token budget and the free blocks (less a watermark) allow; :meth:`Engine.advance` or
+:meth:`Engine.advance_decodes` record what the step computed; :meth:`Engine.retire` frees the
+blocks of finished requests. :meth:`Engine.preempt_newest` is the one preemption: vLLM's
+recompute, which frees the victim's blocks and prefills its prompt and generated tokens again.
+
+KV is counted in blocks (:class:`core.serving.step_cost.Blocks`); a request starts with the
+prompt tokens found cached and the shared prefix's blocks, which are held once for all.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from core.spec.deployment import Deployment
+
+WATERMARK = 0.01
+"""Share of KV blocks admissions leave free for running requests to grow (vLLM V0's default)."""
+
+
+class Engine:
+    """Which requests wait and run, what each has computed and holds, and the blocks in use."""
+
+    def __init__(self, dep: Deployment, prompt, answer, blocks, capacity: int, hit, shared) -> None:
+        count = len(prompt)
+        self.prompt, self.answer, self.blocks, self.capacity = prompt, answer, blocks, capacity
+        self.hit, self.shared = hit, shared
+        self.token_budget, self.max_seqs = dep.batch_limits
+        self.cached = np.zeros(count, dtype=np.int64)
+        self.target = prompt.copy()  # tokens to prefill before decoding (prompt, plus output after a preemption)
+        self.generated = np.zeros(count, dtype=np.int64)
+        self.held = np.zeros(count)  # blocks each request holds
+        self.first = np.full(count, np.nan)
+        self.finish = np.full(count, np.nan)
+        self.last_token = np.zeros(count)
+        self.gaps: list[np.ndarray] = []
+        self.waiting: deque[int] = deque()
+        self.running: list[int] = []
+        self.used = float(shared.max())  # the shared prefix's blocks, held once
+        self.preemptions = 0
+
+    @property
+    def in_system(self) -> int:
+        return len(self.running) + len(self.waiting)
+
+    def preempt_newest(self) -> int:
+        """Preempt the most recently admitted running request and queue it first again: its own
+        blocks are freed (the shared prefix's stay) and it will prefill its prompt and all but its
+        last generated token again (vLLM's recompute)."""
+        victim = self.running.pop()
+        self.used -= self.held[victim] - self.shared[victim]
+        self.held[victim] = 0
+        self.cached[victim] = 0
+        self.target[victim] = self.prompt[victim] + max(self.generated[victim] - 1, 0)
+        self.waiting.appendleft(victim)
+        self.preemptions += 1
+        return victim
+
+    def schedule_decodes(self) -> tuple[np.ndarray, bool]:
+        """One token for every decoding request (up to the token budget), with the blocks it needs;
+        preempts the newest request until they fit. Returns the decoding requests and whether any
+        request was preempted."""
+        run = np.array(self.running, dtype=np.int64)
+        decoding = run[self.cached[run] >= self.target[run]]
+        grow = self.blocks(self.cached[decoding] + 1) - self.held[decoding]
+        preempted = False
+        while decoding.size and self.used + grow.sum() > self.capacity:
+            preempted = True
+            victim = self.preempt_newest()
+            keep = decoding != victim
+            decoding, grow = decoding[keep], grow[keep]
+        decoding, grow = decoding[: self.token_budget], grow[: self.token_budget]
+        self.used += grow.sum()
+        self.held[decoding] += grow
+        return decoding, preempted
+
+    def _take(self, r: int, size: int, chunks: list[tuple[int, int]]) -> None:
+        """Schedule a prefill chunk of ``size`` tokens for request ``r`` and hold its blocks."""
+        chunks.append((r, size))
+        new_held = self.blocks(self.cached[r] + size)
+        self.used += new_held - self.held[r]
+        self.held[r] = new_held
+
+    def continue_prefills(self, free_slots: int) -> tuple[list[tuple[int, int]], int]:
+        """Chunks of the prompts already being prefilled, in admission order, within ``free_slots``
+        tokens and the free blocks. Returns the chunks and the tokens left."""
+        chunks: list[tuple[int, int]] = []
+        for r in self.running:
+            if free_slots <= 0:
+                break
+            if self.cached[r] < self.target[r]:
+                size = self._fit_chunk(
+                    r, min(int(self.target[r] - self.cached[r]), free_slots), self.capacity - self.used
+                )
+                if size:
+                    self._take(r, size, chunks)
+                    free_slots -= size
+        return chunks, free_slots
+
+    def admit(self, free_slots: int, chunks: list[tuple[int, int]]) -> None:
+        """Admit waiting requests in order while seats, tokens and blocks (less the watermark) allow,
+        each with its first chunk (appended to ``chunks``); a request arrives with its cached prompt
+        tokens computed and the shared prefix's blocks."""
+        while self.waiting and free_slots > 0 and len(self.running) < self.max_seqs:
+            r = self.waiting[0]
+            if self.cached[r] == 0 and self.held[r] == 0:
+                self.cached[r], self.held[r] = self.hit[r], self.shared[r]
+            room = self.capacity - self.used - WATERMARK * self.capacity
+            size = self._fit_chunk(r, min(int(self.target[r] - self.cached[r]), free_slots), room)
+            if size == 0:
+                break
+            self.waiting.popleft()
+            self.running.append(r)
+            self._take(r, size, chunks)
+            free_slots -= size
+
+    def advance(self, decoding: np.ndarray, chunk_ids: np.ndarray, chunk_sizes: np.ndarray, clock: float) -> np.ndarray:
+        """Record a step that ended at ``clock``: decodes and chunks computed, first tokens and gaps.
+        Returns the requests that emitted a token."""
+        self.cached[decoding] += 1
+        self.cached[chunk_ids] += chunk_sizes
+        finished_prefill = chunk_ids[self.cached[chunk_ids] >= self.target[chunk_ids]]
+        emitting = np.concatenate((decoding, finished_prefill))
+        fresh = emitting[self.generated[emitting] == 0]
+        self.first[fresh] = clock
+        old = emitting[self.generated[emitting] > 0]
+        if old.size:
+            self.gaps.append(clock - self.last_token[old])
+        self.last_token[emitting] = clock
+        self.generated[emitting] += 1
+        return emitting
+
+    def advance_decodes(self, decoding: np.ndarray, durations: np.ndarray, clock: float) -> np.ndarray:
+        """Record a run of decode-only steps of ``durations`` that ended at ``clock``: each decoding
+        request computed and emitted one token per step, holding the blocks they need."""
+        k = len(durations)
+        grown = self.blocks(self.cached[decoding] + k) - self.held[decoding]
+        self.used += grown.sum()
+        self.held[decoding] += grown
+        self.cached[decoding] += k
+        self.gaps.append(np.tile(durations, decoding.size))
+        self.generated[decoding] += k
+        self.last_token[decoding] = clock
+        return decoding
+
+    def retire(self, emitting: np.ndarray, clock: float) -> int:
+        """Finish the requests among ``emitting`` that have their whole answer; free their blocks."""
+        finishing = emitting[self.generated[emitting] >= self.answer[emitting]]
+        if finishing.size:
+            self.finish[finishing] = clock
+            self.used -= (self.held[finishing] - self.shared[finishing]).sum()
+            self.held[finishing] = 0
+            gone = set(finishing.tolist())
+            self.running = [r for r in self.running if r not in gone]
+        return int(finishing.size)
+
+    def _fit_chunk(self, r: int, size: int, free: float) -> int:
+        """The largest chunk of at most ``size`` tokens whose new blocks fit in ``free`` blocks."""
+        cached, held, blocks = self.cached, self.held, self.blocks
+        if blocks(cached[r] + size) - held[r] <= free:
+            return size
+        low, high = 0, size
+        while low < high:
+            middle = (low + high + 1) // 2
+            if blocks(cached[r] + middle) - held[r] <= free:
+                low = middle
+            else:
+                high = middle - 1
+        return low
