@@ -20,14 +20,13 @@ from core.levers.attention_kernel import (
 from core.levers.lora import lora_module_shapes, lora_params_per_adapter
 from core.levers.prefix import cached_prompt_tokens, shared_prefix_tokens
 from core.levers.settings import Lora, PrefixCaching, Speculative
-from core.levers.speculative import ACCEPTANCE_RANGES, expected_tokens_per_step, proposer_deployment
+from core.levers.speculative import ACCEPTANCE_RANGES, draft_candidates, expected_tokens_per_step, proposer_deployment
 from core.spec import units
 from core.spec.deployment import Deployment, Workload
 from core.timing.host_link import host_read_bandwidth
 from core.timing.phases import decode_step_time, phase_time, plain_decode_step_time
 from ui import fmt
 from ui.i18n import t
-from ui.levers import draft_candidates
 from ui.sidebar import models_and_gpus
 
 EXAMPLE_K, EXAMPLE_ACCEPTANCE = 4, 0.7
@@ -55,8 +54,7 @@ def _speculative(dep: Deployment, work: Workload, catalog) -> None:
     example = spec is None
     if example:
         models, _ = models_and_gpus(catalog)
-        candidates = draft_candidates(dep.model, models)
-        draft = models[candidates[0]] if candidates else None
+        draft = next(iter(draft_candidates(dep.model, models.values())), None)
         spec = Speculative(
             method="draft" if draft else "ngram", draft=draft, k=EXAMPLE_K, acceptance=EXAMPLE_ACCEPTANCE
         )

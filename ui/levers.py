@@ -24,12 +24,11 @@ from core.levers.settings import (
     PrefixCaching,
     Speculative,
 )
-from core.levers.speculative import ACCEPTANCE_RANGES
+from core.levers.speculative import ACCEPTANCE_RANGES, draft_candidates
 from core.memory.weights import weight_bytes_per_gpu
 from core.spec import units
 from core.spec.engine import Parallelism
 from core.spec.model import ModelSpec
-from core.spec.params import parameter_counts
 from ui import url_inputs
 from ui.i18n import t
 
@@ -88,13 +87,6 @@ def active_lever_params() -> list[str]:
     ]
 
 
-def draft_candidates(model: ModelSpec, models: dict[str, ModelSpec]) -> list[str]:
-    """Models that can draft for ``model``: its vocabulary, and smaller, smallest first."""
-    size = parameter_counts(model).total
-    fits = [m for m in models.values() if m.vocab_size == model.vocab_size and parameter_counts(m).total < size]
-    return [m.id for m in sorted(fits, key=lambda m: parameter_counts(m).total)]
-
-
 def lever_inputs(model: ModelSpec, models: dict[str, ModelSpec], weights, tp: int) -> LeverInputs:
     """Draw the section's widgets (inside the sidebar) and return what they hold."""
     st.caption(t("levers.intro"))
@@ -109,7 +101,7 @@ def lever_inputs(model: ModelSpec, models: dict[str, ModelSpec], weights, tp: in
     draft_id, k, acceptance = None, 4, 0.7
     if method != OFF:
         if method == "draft":
-            candidates = draft_candidates(model, models)
+            candidates = [m.id for m in draft_candidates(model, models.values())]
             if candidates:
                 draft_id = st.selectbox(
                     t("levers.draft"),

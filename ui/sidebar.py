@@ -13,7 +13,7 @@ import streamlit as st
 from core.spec import units
 from core.spec.catalog import Catalog
 from core.spec.deployment import Deployment, Workload
-from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
+from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency, tensor_split_error
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
@@ -107,7 +107,7 @@ def render_sidebar(catalog: Catalog) -> None:
             custom_gpu_form("sidebar")
         tp = st.selectbox(t("sidebar.tp"), GPU_COUNTS, key="tp", bind="query-params", help=t("sidebar.tp_help"))
         model = models[model_id]
-        if model.num_heads % tp or (model.mla is None and model.num_kv_heads % tp and tp % model.num_kv_heads):
+        if tensor_split_error(model, tp) is not None:
             st.warning(t("sidebar.tp_invalid", tp=tp, heads=model.num_heads, kv_heads=model.num_kv_heads))
         weight_name = st.selectbox(
             t("sidebar.weights"),

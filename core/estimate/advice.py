@@ -15,11 +15,9 @@ from core.estimate.result import Estimate, estimate
 from core.estimate.whatif import weights_to_fit
 from core.messages import Notice, notice
 from core.spec import units
+from core.spec.changes import HIGH_UTILIZATION, fp8_kv_change, smaller_weight_formats, wider_tp
 from core.spec.deployment import Deployment, Workload
-from core.spec.engine import Parallelism
-from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 
-MAX_GPUS = 8
 Variant = tuple[Deployment, Workload]
 
 
@@ -35,36 +33,30 @@ def _variants(dep: Deployment, work: Workload, current: Estimate) -> Iterator[tu
     def changed(**fields) -> Callable[[], Variant]:
         return lambda: (dataclasses.replace(dep, **fields), work)
 
-    for name in ("fp8", "int8", "int4"):
-        weights = WEIGHT_PRECISIONS[name]
-        if weights.bits_per_element < dep.weights.bits_per_element:
-            yield notice("suggest_weights", format=weights.label), changed(weights=weights)
-    if dep.kv.bits_per_element > KV_PRECISIONS["fp8"].bits_per_element:
-        yield notice("suggest_kv_fp8"), changed(kv=KV_PRECISIONS["fp8"])
-    tp = dep.parallel.tp * 2
-    while tp <= MAX_GPUS:
-        if dep.model.num_heads % tp == 0:
-            yield notice("suggest_tp", gpus=tp), changed(parallel=Parallelism(tp=tp, pp=dep.parallel.pp))
-        tp *= 2
+    for weights in smaller_weight_formats(dep):
+        yield notice("suggest_weights", format=weights.label), changed(weights=weights)
+    if (kv := fp8_kv_change(dep)) is not None:
+        yield notice("suggest_kv_fp8"), changed(kv=kv)
+    for tp in wider_tp(dep):
+        yield notice("suggest_tp", gpus=tp), lambda tp=tp: (dep.with_tp(tp), work)
     if not current.engine_starts and current.kv.capacity_tokens >= work.request_len:
         length = current.kv.capacity_tokens
-        engine = dataclasses.replace(dep.engine, max_model_len=length)
-        yield notice("suggest_max_model_len", tokens=length), changed(engine=engine)
+        yield notice("suggest_max_model_len", tokens=length), lambda: (dep.with_engine(max_model_len=length), work)
     fit = current.kv.max_concurrency_at_request_len
     if 0 < fit < work.batch:
         yield notice("suggest_batch", batch=fit), lambda: (dep, dataclasses.replace(work, batch=fit))
-    if dep.engine.gpu_memory_utilization < 0.95:
-        engine = dataclasses.replace(dep.engine, gpu_memory_utilization=0.95)
-        yield notice("suggest_utilization", value="0.95"), changed(engine=engine)
+    if dep.engine.gpu_memory_utilization < HIGH_UTILIZATION:
+        yield (
+            notice("suggest_utilization", value=f"{HIGH_UTILIZATION:.2f}"),
+            lambda: (dep.with_engine(gpu_memory_utilization=HIGH_UTILIZATION), work),
+        )
     if dep.gpu.host_link_bandwidth > 0 and current.memory.kv_budget < current.kv.bytes_per_max_len_request:
         offload = weights_to_fit(dep)
         if offload > dep.levers.offload.weights_bytes:
-            levers = dataclasses.replace(
-                dep.levers, offload=dataclasses.replace(dep.levers.offload, weights_bytes=offload)
-            )
+            moved = dataclasses.replace(dep.levers.offload, weights_bytes=offload)
             yield (
                 notice("suggest_offload", gib=f"{offload / units.GiB:.0f}", link=dep.gpu.host_link_generation),
-                changed(levers=levers),
+                lambda: (dep.with_levers(offload=moved), work),
             )
 
 

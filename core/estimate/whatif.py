@@ -7,7 +7,6 @@ panel, ``python -m core estimate`` and its JSON all read these figures.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,10 +117,6 @@ class WhatIf:
     attention: AttentionEffect | None = None
 
 
-def _without(dep: Deployment, **off) -> Deployment:
-    return dataclasses.replace(dep, levers=dataclasses.replace(dep.levers, **off))
-
-
 def break_even_batch(dep: Deployment, context: float) -> int | None:
     """Largest batch (up to max_num_seqs) at which speculative decoding still lowers the time per
     token; None when it does up to max_num_seqs, 0 when it does not even at batch 1."""
@@ -140,7 +135,7 @@ def what_if(dep: Deployment, work: Workload) -> WhatIf:
     effects = {}
 
     def compare(**off) -> Comparison:
-        return Comparison(without=estimate(_without(dep, **off), work), with_=result)
+        return Comparison(without=estimate(dep.with_levers(**off), work), with_=result)
 
     if (spec := levers.speculative) is not None:
         effects["speculative"] = SpeculativeEffect(
@@ -169,7 +164,7 @@ def what_if(dep: Deployment, work: Workload) -> WhatIf:
             weights_needed_to_fit=weights_to_fit(dep),
         )
     if (lora := levers.lora) is not None:
-        without = estimate(_without(dep, lora=None), work)
+        without = estimate(dep.with_levers(lora=None), work)
         effects["lora"] = LoraEffect(
             comparison=Comparison(without=without, with_=result),
             bytes_per_adapter=lora_bytes_per_adapter(dep.model, lora),
@@ -178,7 +173,7 @@ def what_if(dep: Deployment, work: Workload) -> WhatIf:
             ),
         )
     if levers.attention == "eager":
-        flash = estimate(_without(dep, attention="flash"), work)
+        flash = estimate(dep.with_levers(attention="flash"), work)
         tokens, _ = dep.batch_limits
         effects["attention"] = AttentionEffect(
             comparison=Comparison(without=flash, with_=result),
@@ -191,7 +186,7 @@ def what_if(dep: Deployment, work: Workload) -> WhatIf:
 def weights_to_fit(dep: Deployment) -> float:
     """Least weight offload per GPU (whole GiB) that lets one max_model_len request fit, whatever is
     offloaded now [bytes]; 0 when it fits without offloading weights."""
-    without = _without(dep, offload=Offload(kv_bytes=dep.levers.offload.kv_bytes))
+    without = dep.with_levers(offload=Offload(kv_bytes=dep.levers.offload.kv_bytes))
     current = estimate(without, Workload(input_len=1, output_len=1))
     needed = current.kv.bytes_per_max_len_request - current.memory.host_kv
     return weights_offload_to_fit(current.memory.kv_budget, needed, OFFLOAD_GRANULARITY)

@@ -26,7 +26,9 @@ from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
 from core.memory.weights import weight_bytes
 from core.messages import notice
 from core.spec import units
+from core.spec.engine import tensor_split_error
 from core.spec.model import ModelSpec
+from core.spec.params import parameter_counts
 from core.spec.precision import Precision
 
 if TYPE_CHECKING:
@@ -72,17 +74,29 @@ def proposer_model(target: ModelSpec, spec: Speculative) -> ModelSpec | None:
     )
 
 
-def check_draft(target: ModelSpec, spec: Speculative) -> None:
-    """Raise when the draft cannot propose tokens for the target (vLLM requires one vocabulary)."""
-    if spec.draft is None:
-        return
-    if spec.draft.vocab_size != target.vocab_size:
-        raise ValueError(
-            f"the draft {spec.draft.name} has a vocabulary of {spec.draft.vocab_size} tokens and "
+def draft_problem(target: ModelSpec, draft: ModelSpec) -> str | None:
+    """Why ``draft`` cannot draft for ``target``, or None: vLLM needs the target's vocabulary (one
+    tokenizer), and a draft is a smaller model than the target."""
+    if draft.vocab_size != target.vocab_size:
+        return (
+            f"the draft {draft.name} has a vocabulary of {draft.vocab_size} tokens and "
             f"{target.name} one of {target.vocab_size}; a draft must share the target's tokenizer"
         )
-    if spec.draft.id == target.id:
-        raise ValueError("the draft model must be smaller than the target, not the same model")
+    if draft.id == target.id or parameter_counts(draft).total >= parameter_counts(target).total:
+        return f"the draft model must be smaller than the target, and {draft.name} is not smaller than {target.name}"
+    return None
+
+
+def draft_candidates(target: ModelSpec, models) -> list[ModelSpec]:
+    """The models of ``models`` that can draft for ``target`` (:func:`draft_problem`), smallest first."""
+    fits = [m for m in models if draft_problem(target, m) is None]
+    return sorted(fits, key=lambda m: parameter_counts(m).total)
+
+
+def check_draft(target: ModelSpec, spec: Speculative) -> None:
+    """Raise when the speculative settings' draft cannot propose tokens for the target."""
+    if spec.draft is not None and (problem := draft_problem(target, spec.draft)) is not None:
+        raise ValueError(problem)
 
 
 def proposer_weight_bytes(target: ModelSpec, spec: Speculative, weights: Precision) -> float:
@@ -125,9 +139,7 @@ class SpeculativeLever(Lever):
     def validate(self, dep: Deployment) -> None:
         spec, tp = dep.levers.speculative, dep.parallel.tp
         check_draft(dep.model, spec)
-        if (draft := spec.draft) is not None and (
-            draft.num_heads % tp or (draft.mla is None and draft.num_kv_heads % tp and tp % draft.num_kv_heads)
-        ):
+        if (draft := spec.draft) is not None and tensor_split_error(draft, tp) is not None:
             raise ValueError(f"tp ({tp}) must divide the attention heads of the draft {draft.name}")
 
     def memory_parts(self, dep: Deployment, max_num_batched_tokens: int) -> tuple[MemoryPart, ...]:

@@ -21,12 +21,17 @@ class Cost:
     """For a users load: monthly cost / users [USD]."""
 
 
+def cost_per_hour(num_gpus: int, price_per_gpu_hour: float | None) -> float | None:
+    """All GPUs of all replicas [USD/h] = GPUs x price per GPU-hour; None without a price."""
+    return num_gpus * price_per_gpu_hour if price_per_gpu_hour else None
+
+
 def cost(plan: Plan, price_per_gpu_hour: float) -> Cost:
     """per hour = GPUs x price; per 1M tokens = per hour / (tokens/s x 3600) x 1e6; per user-month =
     per hour x 730 / users."""
     if not price_per_gpu_hour > 0:
         raise ValueError(f"price per GPU-hour must be above 0, got {price_per_gpu_hour!r}")
-    per_hour = plan.num_gpus * price_per_gpu_hour
+    per_hour = cost_per_hour(plan.num_gpus, price_per_gpu_hour)
     tokens_per_hour = plan.output_tokens_per_s * SECONDS_PER_HOUR
     per_million = per_hour / tokens_per_hour * TOKENS_PER_MILLION if tokens_per_hour > 0 else float("inf")
     users = plan.requirement.users if plan.requirement.load == "users" else None

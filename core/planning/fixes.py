@@ -12,22 +12,22 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from core.levers.settings import Speculative
-from core.levers.speculative import ACCEPTANCE_RANGES
+from core.levers.speculative import ACCEPTANCE_RANGES, draft_candidates
 from core.messages import Notice, notice
 from core.planning.check import Plan, check
+from core.planning.cost import cost_per_hour
 from core.planning.requirement import Requirement
-from core.planning.solve import TENSOR_PARALLEL, GpuOption, gpu_options, min_gpus
+from core.planning.solve import GpuOption, gpu_options, min_gpus
 from core.spec import units
 from core.spec.catalog import Catalog
+from core.spec.changes import fp8_kv_change, smaller_weight_formats, wider_tp
 from core.spec.deployment import Deployment
-from core.spec.engine import Parallelism
 from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
-from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 from core.timing.host_link import host_read_seconds
 
 SIZE_SUFFIX = re.compile(r"-?\d+(\.\d+)?[BbMm]\b.*$")
@@ -52,33 +52,28 @@ def family(name: str) -> str:
     return SIZE_SUFFIX.sub("", name).lower()
 
 
-def cost_per_hour(plan: Plan) -> float | None:
-    price = plan.deployment.gpu.price_per_hour
-    return price * plan.num_gpus if price else None
-
-
 def _levers(
     catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption], current: Plan
 ) -> Iterator[tuple[Notice, Notice | None, Plan]]:
-    def run(new_dep: Deployment = dep, new_req: Requirement = req) -> Plan | None:
+    def run(make: Callable[[], Deployment] = lambda: dep, new_req: Requirement = req) -> Plan | None:
+        """The check of the changed deployment; None when the change is impossible for it."""
         try:
-            return check(new_dep, new_req)
+            return check(make(), new_req)
         except ValueError:
             return None
 
     yield from _lever_fixes(catalog, dep, req, run, current)
     quality = notice("caveat_quality")
-    for name in ("int8", "int4"):
-        weights = WEIGHT_PRECISIONS[name]
-        if weights.bits_per_element < dep.weights.bits_per_element:
-            yield notice("fix_weights", format=weights.label), quality, run(dataclasses.replace(dep, weights=weights))
-    fp8 = KV_PRECISIONS["fp8"]
-    if dep.kv.bits_per_element > fp8.bits_per_element:
-        yield notice("fix_kv_fp8"), notice("caveat_kv_fp8"), run(dataclasses.replace(dep, kv=fp8))
-        int4 = WEIGHT_PRECISIONS["int4"]
-        if int4.bits_per_element < dep.weights.bits_per_element:
-            both = dataclasses.replace(dep, weights=int4, kv=fp8)
-            yield notice("fix_int4_fp8"), quality, run(both)
+    for weights in smaller_weight_formats(dep, ("int8", "int4")):
+        yield (
+            notice("fix_weights", format=weights.label),
+            quality,
+            run(lambda w=weights: dataclasses.replace(dep, weights=w)),
+        )
+    if (fp8 := fp8_kv_change(dep)) is not None:
+        yield notice("fix_kv_fp8"), notice("caveat_kv_fp8"), run(lambda: dataclasses.replace(dep, kv=fp8))
+        for int4 in smaller_weight_formats(dep, ("int4",)):
+            yield notice("fix_int4_fp8"), quality, run(lambda w=int4: dataclasses.replace(dep, weights=w, kv=fp8))
     if req.longest_request > req.prompt_len + req.answer_len:
         shorter = dataclasses.replace(req, prompt_len_p95=req.prompt_len, answer_len_p95=req.answer_len)
         yield (
@@ -94,13 +89,10 @@ def _levers(
             None,
             sizing.plan,
         )
-    for tp in TENSOR_PARALLEL:
-        if tp > dep.parallel.tp:
-            try:
-                wider = dataclasses.replace(dep, parallel=Parallelism(tp=tp, pp=dep.parallel.pp))
-            except ValueError:
-                continue
-            yield notice("fix_tp", gpus=tp), None, run(wider)
+    for tp in wider_tp(dep):
+        plan = run(lambda tp=tp: dep.with_tp(tp))
+        if plan is not None:
+            yield notice("fix_tp", gpus=tp), None, plan
     for option in options:
         if option.gpu_id != dep.gpu.id:
             sizing = option.sizing
@@ -110,24 +102,24 @@ def _levers(
     for model in catalog.models:
         same = family(model.name) == family(dep.model.name) and model.id != dep.model.id
         if same and parameter_counts(model).total < own_size:
-            try:
-                smaller = dataclasses.replace(dep, model=model, engine=dep.engine)
-            except ValueError:
-                continue
-            yield notice("fix_model", model=model.name), notice("caveat_model"), run(smaller)
+            plan = run(lambda m=model: dataclasses.replace(dep, model=m))
+            if plan is not None:
+                yield notice("fix_model", model=model.name), notice("caveat_model"), plan
 
 
 def draft_for(catalog: Catalog, target: ModelSpec) -> ModelSpec | None:
-    """The smallest catalog model of the target's family with its vocabulary, to draft for it."""
-    candidates = [
-        m
-        for m in catalog.models
-        if m.id != target.id
-        and m.vocab_size == target.vocab_size
-        and family(m.name).split("-")[0] == family(target.name).split("-")[0]
-        and parameter_counts(m).total < parameter_counts(target).total / 4
-    ]
-    return min(candidates, key=lambda m: parameter_counts(m).total, default=None)
+    """The draft to suggest: the smallest catalog model that can draft for the target
+    (:func:`core.levers.speculative.draft_candidates`) of its family and under a quarter of its size."""
+    base = family(target.name).split("-")[0]
+    size = parameter_counts(target).total
+    return next(
+        (
+            m
+            for m in draft_candidates(target, catalog.models)
+            if family(m.name).split("-")[0] == base and parameter_counts(m).total < size / 4
+        ),
+        None,
+    )
 
 
 def _lever_fixes(
@@ -140,40 +132,33 @@ def _lever_fixes(
     if binding == "tpot" and levers.speculative is None and (draft := draft_for(catalog, dep.model)):
         low, high = ACCEPTANCE_RANGES["draft"]
         spec = Speculative(draft=draft, k=FIX_DRAFT_TOKENS, acceptance=(low + high) / 2)
-        try:
-            with_spec = dataclasses.replace(dep, levers=dataclasses.replace(levers, speculative=spec))
-        except ValueError:
-            with_spec = None
-        if with_spec is not None:
-            yield (
-                notice("fix_speculative", draft=draft.name, k=spec.k, acceptance=spec.acceptance),
-                notice("caveat_speculative"),
-                run(with_spec),
-            )
+        yield (
+            notice("fix_speculative", draft=draft.name, k=spec.k, acceptance=spec.acceptance),
+            notice("caveat_speculative"),
+            run(lambda: dep.with_levers(speculative=spec)),
+        )
     if req.shared_prefix_len > levers.prefix.shared_tokens and binding in ("ttft", "kv_cache", "throughput", "tpot"):
         prefix = dataclasses.replace(levers.prefix, shared_tokens=req.shared_prefix_len)
         yield (
             notice("fix_prefix", tokens=req.shared_prefix_len),
             notice("caveat_prefix"),
-            run(dataclasses.replace(dep, levers=dataclasses.replace(levers, prefix=prefix))),
+            run(lambda: dep.with_levers(prefix=prefix)),
         )
     if binding in ("weights", "kv_cache") and dep.gpu.host_link_bandwidth > 0:
         kv = next(c for c in current.checks if c.name == "kv_cache")
         short = kv.need - current.estimate.memory.kv_budget
         offload_bytes = levers.offload.weights_bytes + math.ceil(short / units.GiB) * units.GiB
-        if short > 0:
-            try:
-                offload = dataclasses.replace(levers.offload, weights_bytes=float(offload_bytes))
-                offloaded = dataclasses.replace(dep, levers=dataclasses.replace(levers, offload=offload))
-            except ValueError:  # more than the weights: offloading cannot make it fit
-                offloaded = None
-            if offloaded is not None:
-                step = host_read_seconds(dep.gpu, dep.efficiency, offload_bytes)
-                yield (
-                    notice("fix_offload", gib=f"{offload_bytes / units.GiB:.0f}", link=dep.gpu.host_link_generation),
-                    notice("caveat_offload", ms=f"{step / units.MS:.0f}"),
-                    run(offloaded),
-                )
+        # more than the weights each GPU holds cannot be offloaded: the deployment refuses it
+        plan = run(
+            lambda: dep.with_levers(offload=dataclasses.replace(levers.offload, weights_bytes=float(offload_bytes)))
+        )
+        if short > 0 and plan is not None:
+            step = host_read_seconds(dep.gpu, dep.efficiency, offload_bytes)
+            yield (
+                notice("fix_offload", gib=f"{offload_bytes / units.GiB:.0f}", link=dep.gpu.host_link_generation),
+                notice("caveat_offload", ms=f"{step / units.MS:.0f}"),
+                plan,
+            )
 
 
 def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption] | None = None) -> list[Fix]:
@@ -190,7 +175,14 @@ def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[Gpu
     found = []
     for lever, caveat, plan in _levers(catalog, dep, req, options, current):
         if plan is not None and plan.verdict in accepted:
-            found.append(Fix(lever=lever, caveat=caveat, plan=plan, cost_per_hour=cost_per_hour(plan)))
+            found.append(
+                Fix(
+                    lever=lever,
+                    caveat=caveat,
+                    plan=plan,
+                    cost_per_hour=cost_per_hour(plan.num_gpus, plan.deployment.gpu.price_per_hour),
+                )
+            )
     ranked = sorted(
         found,
         key=lambda f: (

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.planning.check import Plan, check
+from core.planning.cost import cost_per_hour
 from core.planning.requirement import Requirement
 from core.spec.catalog import Catalog
 from core.spec.deployment import Deployment
-from core.spec.engine import Parallelism
+from core.spec.engine import TENSOR_PARALLEL
 
-TENSOR_PARALLEL = (1, 2, 4, 8)
 MAX_REPLICAS = 4096
 MAX_USERS = 1_000_000  # users, requests in flight or requests/s; the Requirement allows up to this
 
@@ -57,8 +57,7 @@ def max_prompt_len(dep: Deployment, req: Requirement) -> int:
     limit = dep.model.max_context - req.p95_answer
 
     def ok(n: int) -> bool:
-        engine = dataclasses.replace(dep.engine, max_model_len=n + req.p95_answer)
-        return passes(dataclasses.replace(dep, engine=engine), req, prompt_len=n, prompt_len_p95=n)
+        return passes(dep.with_engine(max_model_len=n + req.p95_answer), req, prompt_len=n, prompt_len_p95=n)
 
     return max(_largest(ok, 1, limit), 0) if limit >= 1 else 0
 
@@ -81,7 +80,7 @@ def min_gpus(dep: Deployment, req: Requirement) -> Sizing | None:
     best: Sizing | None = None
     for tp in TENSOR_PARALLEL:
         try:
-            candidate = dataclasses.replace(dep, parallel=Parallelism(tp=tp, pp=dep.parallel.pp))
+            candidate = dep.with_tp(tp)
         except ValueError:
             continue
         if best is not None and tp >= best.num_gpus:
@@ -138,7 +137,7 @@ def gpu_options(catalog: Catalog, dep: Deployment, req: Requirement, limit: int 
         except ValueError:
             return
         if sizing is not None:
-            cost = gpu.price_per_hour * sizing.num_gpus if gpu.price_per_hour else None
+            cost = cost_per_hour(sizing.num_gpus, gpu.price_per_hour)
             options.append(GpuOption(gpu_id=gpu.id, sizing=sizing, cost_per_hour=cost))
 
     for gpu in priced:

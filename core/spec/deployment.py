@@ -6,11 +6,12 @@ its inputs; messages name the field and the allowed range.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from core.levers.registry import levers_on
 from core.levers.settings import Levers
-from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
+from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency, tensor_split_error
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
@@ -35,16 +36,8 @@ class Deployment:
 
     def __post_init__(self) -> None:
         tp, pp = self.parallel.tp, self.parallel.pp
-        if self.model.num_heads % tp:
-            raise ValueError(
-                f"tp ({tp}) must divide the number of attention heads ({self.model.num_heads}) of {self.model.name}"
-            )
-        kv_heads = self.model.num_kv_heads
-        if self.model.mla is None and kv_heads % tp and tp % kv_heads:
-            raise ValueError(
-                f"tp ({tp}) and the {kv_heads} KV heads of {self.model.name} must divide one another "
-                "(KV heads are split over GPUs or replicated whole)"
-            )
+        if (problem := tensor_split_error(self.model, tp)) is not None:
+            raise ValueError(problem)
         if pp > self.model.num_layers:
             raise ValueError(f"pp ({pp}) must not exceed the number of layers ({self.model.num_layers})")
         if self.parallel.num_gpus > 1 and self.gpu.link_bandwidth_bidirectional <= 0:
@@ -71,6 +64,24 @@ class Deployment:
     def batch_limits(self) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs): as set, or vLLM's default for this GPU."""
         return self.engine.batch_limits(self.gpu.memory_bytes, self.gpu.name)
+
+    # single changes, validated like any deployment (a change this deployment cannot take raises)
+
+    def with_engine(self, **fields) -> Deployment:
+        """This deployment with engine settings changed (names as :class:`EngineConfig`'s fields)."""
+        return dataclasses.replace(self, engine=dataclasses.replace(self.engine, **fields))
+
+    def with_efficiency(self, **fields) -> Deployment:
+        """This deployment with efficiency factors changed, starting from the ones in effect."""
+        return self.with_engine(efficiency=dataclasses.replace(self.efficiency, **fields))
+
+    def with_levers(self, **fields) -> Deployment:
+        """This deployment with levers changed (names as :class:`Levers`' fields)."""
+        return dataclasses.replace(self, levers=dataclasses.replace(self.levers, **fields))
+
+    def with_tp(self, tp: int) -> Deployment:
+        """This deployment split over ``tp`` GPUs per pipeline stage."""
+        return dataclasses.replace(self, parallel=Parallelism(tp=tp, pp=self.parallel.pp))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,6 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.spec import units
+from core.spec.model import ModelSpec
+
+TENSOR_PARALLEL = (1, 2, 4, 8)
+"""The tensor-parallel degrees the planner and the advice try (one node of up to 8 GPUs)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,6 +31,29 @@ class Parallelism:
     @property
     def num_gpus(self) -> int:
         return self.tp * self.pp
+
+
+def tensor_split_error(model: ModelSpec, tp: int) -> str | None:
+    """Why ``tp`` GPUs cannot split ``model`` tensor-parallel, or None when they can.
+
+    tp must divide the attention heads; with standard attention tp and the KV heads must divide
+    one another (KV heads are split over GPUs, or replicated whole when there are fewer than GPUs);
+    MLA's latent KV is not split, so any divisor of the heads works.
+    """
+    if model.num_heads % tp:
+        return f"tp ({tp}) must divide the number of attention heads ({model.num_heads}) of {model.name}"
+    kv_heads = model.num_kv_heads
+    if model.mla is None and kv_heads % tp and tp % kv_heads:
+        return (
+            f"tp ({tp}) and the {kv_heads} KV heads of {model.name} must divide one another "
+            "(KV heads are split over GPUs or replicated whole)"
+        )
+    return None
+
+
+def wider_tensor_parallel(model: ModelSpec, tp: int) -> tuple[int, ...]:
+    """The degrees of :data:`TENSOR_PARALLEL` above ``tp`` that can split ``model``."""
+    return tuple(n for n in TENSOR_PARALLEL if n > tp and tensor_split_error(model, n) is None)
 
 
 @dataclass(frozen=True, kw_only=True)

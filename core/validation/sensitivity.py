@@ -36,43 +36,34 @@ class Swing:
         return abs(self.high - self.low)
 
 
-def _efficiency(dep: Deployment, **changes) -> Deployment:
-    eff = dataclasses.replace(dep.efficiency, **changes)
-    return dataclasses.replace(dep, engine=dataclasses.replace(dep.engine, efficiency=eff))
-
-
-def _engine(dep: Deployment, **changes) -> Deployment:
-    return dataclasses.replace(dep, engine=dataclasses.replace(dep.engine, **changes))
-
-
 def _variants(dep: Deployment, work: Workload):
     eff = dep.efficiency
     for name in ("compute", "bandwidth"):
         value = getattr(eff, name)
         yield (
             f"{name}_efficiency",
-            (_efficiency(dep, **{name: max(value * (1 - EFFICIENCY_STEP), 0.01)}), work),
-            (_efficiency(dep, **{name: min(value * (1 + EFFICIENCY_STEP), 1.0)}), work),
+            (dep.with_efficiency(**{name: max(value * (1 - EFFICIENCY_STEP), 0.01)}), work),
+            (dep.with_efficiency(**{name: min(value * (1 + EFFICIENCY_STEP), 1.0)}), work),
         )
     step = eff.step_overhead_s
     yield (
         "step_overhead",
-        (_efficiency(dep, step_overhead_s=step * (1 - EFFICIENCY_STEP)), work),
-        (_efficiency(dep, step_overhead_s=step * (1 + EFFICIENCY_STEP)), work),
+        (dep.with_efficiency(step_overhead_s=step * (1 - EFFICIENCY_STEP)), work),
+        (dep.with_efficiency(step_overhead_s=step * (1 + EFFICIENCY_STEP)), work),
     )
 
     def overhead(scale: float) -> Deployment:
         field = "non_torch_bytes_tp" if dep.parallel.tp > 1 else "non_torch_bytes"
-        return _engine(
-            dep, cuda_graph_bytes=dep.engine.cuda_graph_bytes * scale, **{field: getattr(dep.engine, field) * scale}
+        return dep.with_engine(
+            cuda_graph_bytes=dep.engine.cuda_graph_bytes * scale, **{field: getattr(dep.engine, field) * scale}
         )
 
     yield ("engine_overhead", (overhead(1 - EFFICIENCY_STEP), work), (overhead(1 + EFFICIENCY_STEP), work))
     u = dep.engine.gpu_memory_utilization
     yield (
         "gpu_memory_utilization",
-        (_engine(dep, gpu_memory_utilization=max(u - UTILIZATION_STEP, 0.05)), work),
-        (_engine(dep, gpu_memory_utilization=min(u + UTILIZATION_STEP, 1.0)), work),
+        (dep.with_engine(gpu_memory_utilization=max(u - UTILIZATION_STEP, 0.05)), work),
+        (dep.with_engine(gpu_memory_utilization=min(u + UTILIZATION_STEP, 1.0)), work),
     )
     for name in ("input_len", "output_len", "batch"):
         value = getattr(work, name)
