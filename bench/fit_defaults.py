@@ -5,7 +5,7 @@ half (CRC32 of the row id even), try every combination on the grid below, and ke
 the lowest median absolute percentage error over TTFT, TPOT and output throughput; then, with
 those, the request overhead (API server and tokenization before the engine) on its own grid. A class with
 fewer than MIN_ROWS fit rows takes the fit over all GPUs. The result goes into
-core/engine.py (CLASS_EFFICIENCY) by hand, with the date; the check half then measures it.
+core/spec/engine.py (CLASS_EFFICIENCY) by hand, with the date; the check half then measures it.
 
 Run: .venv/bin/python bench/fit_defaults.py
 """

@@ -1,4 +1,11 @@
-"""The worked examples of DOMAIN.md section 6 (from the source chapters), reproduced exactly."""
+"""The worked examples of the course chapters this tool teaches from, reproduced exactly.
+
+The chapters (Chinese, kept with the project brief, not in this repository) work these by hand:
+KV of one 1,024-token request of a 32-layer, 32-KV-head, head_dim-128 model in FP16 (0.5 GiB);
+32 such requests of 4,096 tokens (64 GiB, 16 GiB with 8 KV heads); how many 0.5 GiB requests fit
+the 50 GB an 80 GB card leaves after 16 GB of weights (about 100); Llama-2-7B at 2,048 tokens and
+batch 8 (8 GiB). The chapters call the 32-KV-head model "Llama-3-8B"; the real one has 8 KV heads.
+"""
 
 from __future__ import annotations
 

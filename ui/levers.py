@@ -2,7 +2,7 @@
 
 Bound widgets write their displayed option to the URL, so options show language-independent
 names (method and kernel names, model names) and a shared link survives a language switch. The
-settings are returned as plain values; the sidebar builds the :class:`core.levers.Levers` with the
+settings are returned as plain values; the sidebar builds the :class:`core.levers.settings.Levers` with the
 rest of the scenario, so an impossible combination is reported once, with its other errors.
 """
 

@@ -1,4 +1,7 @@
-"""``python -m core``: the command-line interface (list, estimate, check, simulate, validate)."""
+"""``python -m core``: the command-line interface (list, estimate, check, simulate, validate).
+
+Its modules (``command`` and one per subcommand) are used through :func:`main`.
+"""
 
 from core.cli.command import main
 

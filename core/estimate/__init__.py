@@ -1,1 +1,13 @@
-"""TODO."""
+"""The static answer for one deployment and workload: memory, concurrency, TTFT, TPOT and
+throughput (``result``), over grids (``sweep``), with each lever against itself turned off
+(``whatif``), what would make it fit (``advice``), and as JSON and text (``report``)."""
+
+__all__ = [
+    "advice",  # fit_suggestions
+    "report",  # estimate_to_dict, format_estimate, model_to_dict, gpu_to_dict
+    "result",  # Estimate, estimate
+    "sweep",  # batch x prompt-length grids
+    "tradeoff",  # the three-way tradeoff scores
+    "whatif",  # each lever's effect
+    "whatif_report",  # its JSON and text
+]

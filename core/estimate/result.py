@@ -1,7 +1,7 @@
 """One question, one answer: memory, concurrency ceiling, latency and throughput of a deployment.
 
-:func:`estimate` composes the formulas of :mod:`core.memory`, :mod:`core.kv` and
-:mod:`core.latency` for one workload (B identical requests of I prompt and O answer tokens):
+:func:`estimate` composes the formulas of :mod:`core.memory`, :mod:`core.memory.capacity` and
+:mod:`core.timing` for one workload (B identical requests of I prompt and O answer tokens):
 
     TTFT = request overhead + prefill of B prompts arriving together (the last one's first token)
     TPOT = one decode step of B sequences at the mean context I + O / 2

@@ -1,6 +1,6 @@
 """Whole grids at once: batch sizes x prompt lengths as numpy arrays, for the tradeoff charts.
 
-Same formulas as :func:`core.estimate.estimate` (they broadcast), so a sweep point equals the
+Same formulas as :func:`core.estimate.result.estimate` (they broadcast), so a sweep point equals the
 single estimate for the same inputs; tests check that.
 """
 

@@ -6,8 +6,8 @@
 - :class:`Lora`: N LoRA adapters of rank r served beside the base model;
 - ``attention``: the attention kernel, 'flash' (no score matrix) or 'eager' (materializes it).
 
-The formulas that turn these into memory and time live in :mod:`core.speculative`,
-:mod:`core.prefix`, :mod:`core.offload`, :mod:`core.lora` and :mod:`core.attention`.
+The formulas that turn these into memory and time live in :mod:`core.levers.speculative`,
+:mod:`core.levers.prefix`, :mod:`core.levers.offload`, :mod:`core.levers.lora` and :mod:`core.levers.attention_kernel`.
 """
 
 from __future__ import annotations
@@ -141,5 +141,3 @@ class Levers:
             on.append("attention")
         return tuple(on)
 
-
-NO_LEVERS = Levers()

@@ -1,1 +1,13 @@
-"""TODO."""
+"""One GPU's memory: weights, KV cache, activation peak, engine overhead, the vLLM-style KV budget
+(:class:`~core.memory.budget.GpuMemory`, the one result type) and the concurrency it allows.
+
+``activations`` and ``overhead`` are read through ``budget``; the rest is public.
+"""
+
+__all__ = [
+    "budget",  # GpuMemory, gpu_memory: every part of one GPU's memory and the KV budget
+    "capacity",  # KvCapacity, kv_capacity: the concurrency ceiling three ways
+    "kv",  # KV per token and per sequence, vLLM's block groups
+    "request_kv",  # the KV a request holds with the levers: own, shared, batch
+    "weights",  # weight bytes per group and per GPU
+]

@@ -1,4 +1,11 @@
-"""TODO docstring."""
+"""KV cache per token and per sequence on one GPU, and vLLM's block accounting of it.
+
+    per token and layer = 2 (K and V) x KV heads per GPU x head_dim x bytes   (MLA: one latent)
+    per sequence        = sum over layers of whole blocks of the tokens each layer caches
+
+Full-attention layers cache every token, sliding-window layers at most the window. Functions that
+take a token count accept numpy arrays, so sweeps use the same formulas as single estimates.
+"""
 
 from __future__ import annotations
 
@@ -51,6 +58,11 @@ def kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> flo
     return layers_per_gpu(model, par.pp) * kv_bytes_per_token_per_layer(model, kv, par.tp)
 
 
+def sliding_layers_per_gpu(model: ModelSpec, pp: int) -> int:
+    """Sliding-window layers on the most loaded pipeline stage: the model's share of them, rounded."""
+    return round(model.num_sliding_layers * layers_per_gpu(model, pp) / model.num_layers)
+
+
 def kv_bytes_per_sequence(model: ModelSpec, kv: Precision, par: Parallelism, tokens, block_size: int = 1):
     """KV cache of one sequence of ``tokens`` tokens on one GPU [bytes] (array-friendly).
 
@@ -61,7 +73,7 @@ def kv_bytes_per_sequence(model: ModelSpec, kv: Precision, par: Parallelism, tok
     tokens = np.asarray(tokens, dtype=float)
     per_layer = kv_bytes_per_token_per_layer(model, kv, par.tp)
     layers = layers_per_gpu(model, par.pp)
-    sliding = round(model.num_sliding_layers * layers / model.num_layers)
+    sliding = sliding_layers_per_gpu(model, par.pp)
     full_blocks = np.ceil(tokens / block_size) * block_size
     total = (layers - sliding) * full_blocks * per_layer
     if sliding:
@@ -78,7 +90,7 @@ def vllm_kv_groups(model: ModelSpec, pp: int) -> tuple[int, int]:
     block holds one group's layers (vllm/v1/core/kv_cache_utils.py). One type: one group of all.
     """
     layers = layers_per_gpu(model, pp)
-    sliding = round(model.num_sliding_layers * layers / model.num_layers)
+    sliding = sliding_layers_per_gpu(model, pp)
     counts = [c for c in (layers - sliding, sliding) if c]
     if len(counts) == 1:
         return 1, layers
@@ -96,7 +108,7 @@ def vllm_blocks_per_request(model: ModelSpec, pp: int, tokens: int, block_size: 
     """
     groups, size = vllm_kv_groups(model, pp)
     layers = layers_per_gpu(model, pp)
-    sliding = round(model.num_sliding_layers * layers / model.num_layers)
+    sliding = sliding_layers_per_gpu(model, pp)
     full_groups = math.ceil((layers - sliding) / size) if layers - sliding else 0
     sliding_groups = groups - full_groups
     full = math.ceil(tokens / block_size)

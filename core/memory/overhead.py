@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""What the engine and the driver take beside weights and activations: non-torch allocations, the
+CUDA-graph estimate, and the memory the driver reserves (what CUDA reports as total)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Memory per GPU: weights, KV cache, activation peak, engine overhead and the vLLM-style KV budget.
+"""Weights in memory: bytes per parameter group in the checkpoint's format, and what one GPU holds.
 
-    KV budget = total x gpu_memory_utilization - weights - activation peak - overhead
+    weights = sum over parameter groups of count x bytes per element
 
-as vLLM's ``determine_available_memory`` computes it (see docs/model.md). Functions that take a
-token count accept numpy arrays, so sweeps use the same formulas as single estimates.
+Quantized formats compress the linear layers only (embeddings, LM head, norms and router stay
+16-bit); tensor parallel shards every matrix; pipeline stages split the layers.
 """
 
 from __future__ import annotations

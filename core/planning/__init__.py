@@ -1,1 +1,15 @@
-"""TODO."""
+"""Planning a deployment for a load: the requirement, the steady state it runs at, the checks and
+the verdict, fixes, solvers (largest load, longest prompt, fewest GPUs, cheapest GPUs), money,
+presets, the ``vllm serve`` command and reports."""
+
+__all__ = [
+    "check",  # Check, Plan, check
+    "cost",  # Cost, cost, cost_per_hour
+    "fixes",  # Fix, fixes
+    "presets",  # load_presets
+    "report",  # plan_to_dict and the report formats
+    "requirement",  # Requirement
+    "solve",  # max_users, max_prompt_len, min_gpus, gpu_options
+    "steady_state",  # SteadyState, steady_state
+    "vllm_command",  # serve_command
+]

@@ -1,14 +1,8 @@
 """Requirement check: can this deployment serve this load within these SLOs, and what binds?
 
-A requirement is a load (N users with a think time, N requests in flight, or a request rate), the
-request lengths (typical and P95) and SLOs. Users become requests in flight by Little's law at a
-consistent operating point of the engine's steady state (continuous batching):
+Users become requests in flight by Little's law at a consistent operating point of the engine's
+steady state (:mod:`core.planning.steady_state`):
 
-    t_p = prefill of one typical prompt,  t_d(B) = decode step with B running requests
-    TTFT = t_p + t_d(B)                     (a new request joins the next step, then prefills)
-    TPOT = t_d(B) / (1 - lambda t_p)         (prefills of arriving requests take their share of steps)
-    E2E  = TTFT + (O - 1) TPOT,  lambda = B / E2E   ->  E2E^2 - (B t_p + a + c) E2E + a B t_p = 0
-           with a = TTFT, c = (O - 1) t_d(B); the larger root is the stable one
     users: B = U x E2E(B) / (E2E(B) + think time)     rate: B = lambda x E2E(B)
 
 Checks, in order: the P95 request fits max_model_len; weights fit; KV cache of the in-flight

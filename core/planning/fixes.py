@@ -166,7 +166,7 @@ def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[Gpu
 
     For a case that is not feasible, levers that make it feasible or at least marginal (each fix
     shows its verdict); for a marginal case, only levers that make it feasible. ``options`` are
-    the catalog GPUs sized for the load (:func:`core.solve.gpu_options`), computed when not given.
+    the catalog GPUs sized for the load (:func:`core.planning.solve.gpu_options`), computed when not given.
     """
     if options is None:
         options = gpu_options(catalog, dep, req, limit=OTHER_GPUS_SHOWN + 1)

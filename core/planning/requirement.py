@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""A requirement: the load (N users with a think time, N requests in flight, or a request rate),
+the request lengths (typical and P95) and the SLOs one deployment must meet."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@
   Past it the queue grows and TTFT avalanches instead of degrading gently.
 - max rate under SLOs: the highest rate whose P99 TTFT and P99 TPOT meet their limits.
 - static prediction: requests/s at the memory-set concurrency ceiling from the planner's steady
-  state (core.plan.steady_state), what formulas alone predict.
+  state (core.planning.steady_state.steady_state), what formulas alone predict.
 - naive prediction (the chapters' pitfall): 1 / (single-request TPOT x answer length), capacity
   read off one request's streaming speed.
 """

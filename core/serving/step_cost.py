@@ -1,6 +1,6 @@
 """Costs of simulator steps: KV blocks held, one step's roofline time, and runs of decode steps.
 
-Everything is evaluated with the core's formulas (core.latency, core.memory); the fast path for
+Everything is evaluated with the core's formulas (core.timing, core.memory); the fast path for
 models without sliding-window layers reads its coefficients off them and is tested equal to the
 general path.
 """
@@ -41,7 +41,7 @@ class StepModel:
 
     For models without sliding-window layers every core cost is linear in these sums, so the
     coefficients are read off the core functions once (linear_flops, attention_flops,
-    kv_bytes_per_sequence) and the roofline of :func:`core.latency.work_time` is evaluated on them;
+    kv_bytes_per_sequence) and the roofline of :func:`core.timing.roofline.work_time` is evaluated on them;
     tests check it equals the general path. Weight reads and all-reduces depend on the token count
     only and are cached per count.
     """

@@ -1,1 +1,19 @@
-"""TODO."""
+"""What is given: units, numeric formats, models, GPUs, the catalogs and Hugging Face configs they
+come from, engine settings and efficiency assumptions, and a deployment with its workload.
+
+Everything here is a frozen dataclass validated at creation (or a loader that returns one);
+nothing here computes memory or time.
+"""
+
+__all__ = [
+    "catalog",  # Catalog, load_catalog, resolve_model: data/models and data/gpus as typed specs
+    "changes",  # the single changes advice, fixes and sensitivity try
+    "deployment",  # Deployment (a model on GPUs), Workload, decode_context
+    "engine",  # Parallelism, Efficiency, EngineConfig, the tensor-parallel split rule
+    "gpu",  # GpuSpec
+    "hf_config",  # config.json -> ModelSpec
+    "model",  # ModelSpec, MoeSpec, MlaSpec
+    "params",  # parameter counts by group
+    "precision",  # Precision, WEIGHT_PRECISIONS, KV_PRECISIONS
+    "units",  # GB vs GiB, TERA, MS, US
+]

@@ -1,7 +1,7 @@
 """Load the built-in catalogs in ``data/`` into typed specs, and resolve user model references.
 
 One TOML file per model (``data/models/<id>.toml``: source, published counts and a verbatim
-``[config]`` subset of the upstream config.json, read by :mod:`core.hf_config`) and per GPU
+``[config]`` subset of the upstream config.json, read by :mod:`core.spec.hf_config`) and per GPU
 (``data/gpus/<id>.toml``: datasheet figures in the units vendors print, converted to SI here).
 """
 

@@ -2,7 +2,7 @@
 
 Every figure is a vendor datasheet value in SI units (bytes, bytes/s, FLOP/s), dense (never "with
 sparsity"). Achievable fractions of these peaks are *our* assumptions and live in
-:mod:`core.engine`, never folded into the catalog numbers.
+:mod:`core.spec.engine`, never folded into the catalog numbers.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Import a Hugging Face ``config.json`` into a :class:`~core.model.ModelSpec`.
+"""Import a Hugging Face ``config.json`` into a :class:`~core.spec.model.ModelSpec`.
 
 Reads the fields of the common decoder-only architectures (llama, mistral, mixtral, qwen2,
 qwen2_moe, qwen3, qwen3_moe, deepseek_v2/v3, gemma2/gemma3, phi3, glm/glm4, gpt_oss). Anything it

@@ -1,4 +1,9 @@
-"""TODO docstring."""
+"""The work of a phase: matmul and attention FLOPs, the query-key pairs attention scores, and the
+weight bytes a step reads (routed experts only as far as the step's tokens touch them).
+
+    matmul FLOPs = 2 x active body params x tokens + 2 x vocab x hidden x sequences (LM head)
+    attention FLOPs = 2 x heads x (qk dim + v dim) x attended pairs x layers
+"""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
   KV budget becomes a correction of the engine overhead (non-torch memory).
 - A serving benchmark fixes the speed side: bandwidth efficiency is fitted so the steady-state
   TPOT at the benchmark's concurrency equals its median TPOT and compute efficiency so TTFT
-  matches its median TTFT (core.plan.steady_state; bisection on each, alternated until both hold,
+  matches its median TTFT (core.planning.steady_state.steady_state; bisection on each, alternated until both hold,
   since arriving prefills also lengthen TPOT).
 A calibration is a small JSON document that can be exported, reloaded and applied to a deployment.
 """

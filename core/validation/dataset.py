@@ -1,7 +1,7 @@
 """Predicted against measured: the public validation set in ``data/validation/*.csv``.
 
 Each row is a published measurement with its source (schema in data/validation/README.md).
-Start-up logs are predicted with :func:`core.estimate.estimate` under the row's engine settings;
+Start-up logs are predicted with :func:`core.estimate.result.estimate` under the row's engine settings;
 serving benchmarks with the simulator under the row's traffic shape (closed-loop concurrency,
 all requests at once, or a request rate); single-stream rows with the static batch-1 estimate.
 Errors are predicted / measured - 1.
