@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.estimate.result import estimate
-from ui import charts, fmt
+from ui import compare_charts, fmt
 from ui.cache import batch_sweep
 from ui.i18n import t
 from ui.levers import active_summary
@@ -85,5 +85,5 @@ for (name, _), item in zip(numbered, picked, strict=True):
     saved_dep, saved_work = item["scenario"].deployment, item["scenario"].workload
     curves.append((name, batch_sweep(saved_dep, (saved_work.input_len,), saved_work.output_len), saved_work.batch))
 left, right = st.columns(2)
-left.plotly_chart(charts.compare_curves(curves), width="stretch", key="compare_curves")
-right.plotly_chart(charts.compare_memory(numbered), width="stretch", key="compare_memory")
+left.plotly_chart(compare_charts.compare_curves(curves), width="stretch", key="compare_curves")
+right.plotly_chart(compare_charts.compare_memory(numbered), width="stretch", key="compare_memory")

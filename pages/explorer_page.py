@@ -10,7 +10,7 @@ from core.estimate.result import estimate
 from core.estimate.tradeoff import tradeoff_scores
 from core.validation.sensitivity import sensitivity
 from core.validation.uncertainty import band
-from ui import charts, fmt, sim_charts
+from ui import charts, fmt, sim_charts, speed_charts
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
 from ui.i18n import notice_text, t
 from ui.levers_panel import render_optimizations
@@ -106,11 +106,11 @@ grid = batch_sweep(dep, prompt_lens, work.output_len)
 row = int(np.flatnonzero(grid.input_lens == work.input_len)[0])
 left, right = st.columns(2)
 left.plotly_chart(
-    charts.throughput_tpot_figure(grid, row, work.batch, int(grid.max_concurrency[row])),
+    speed_charts.throughput_tpot_figure(grid, row, work.batch, int(grid.max_concurrency[row])),
     width="stretch",
     key="throughput_tpot",
 )
-right.plotly_chart(charts.ttft_figure(grid, work.batch, work.input_len), width="stretch", key="ttft")
+right.plotly_chart(speed_charts.ttft_figure(grid, work.batch, work.input_len), width="stretch", key="ttft")
 
 scores = tradeoff_scores(result, grid, row)
 left, right = st.columns([1, 2])

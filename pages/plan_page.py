@@ -9,7 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from core.planning.cost import cost
-from core.planning.report import csv_report, headroom_line, html_report, markdown_report, plan_to_dict, verdict_sentence
+from core.planning.report import headroom_line, plan_to_dict, verdict_sentence
+from core.planning.report_formats import csv_report, html_report, markdown_report
 from core.planning.requirement import Requirement
 from core.planning.vllm_command import serve_command
 from core.spec import units

@@ -11,7 +11,8 @@ from core.planning.check import check, in_flight_requests
 from core.planning.cost import cost
 from core.planning.fixes import family, fixes
 from core.planning.presets import load_presets
-from core.planning.report import csv_report, html_report, markdown_report, plan_to_dict, verdict_sentence
+from core.planning.report import plan_to_dict, verdict_sentence
+from core.planning.report_formats import csv_report, html_report, markdown_report
 from core.planning.requirement import Requirement
 from core.planning.solve import max_prompt_len, max_users, min_gpus, passes
 from core.planning.steady_state import steady_state

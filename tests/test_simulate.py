@@ -258,3 +258,40 @@ def test_a_shared_prefix_is_held_once_so_more_requests_run(a10, catalog):
     assert cached.series_kv_used.max() <= 1.0 + 1e-9
     assert np.isfinite(cached.finish).all()
     assert cached.output_tokens_per_s > plain.output_tokens_per_s
+
+
+def test_preemption_is_one_rule_whichever_step_preempts(a10):
+    """Regression (issue 13): the simulator had two copies of preemption, and only one reset what the
+    victim must prefill again. Both paths now call Engine.preempt_newest, which frees the victim's
+    own blocks and has it recompute its prompt and all but its last generated token."""
+    from core.serving.scheduler import Engine
+    from core.serving.step_cost import Blocks
+
+    blocks = Blocks(a10)
+    prompt, answer = np.array([100, 300]), np.array([50, 50])
+    engine = Engine(a10, prompt, answer, blocks, 1000, hit=np.zeros(2, dtype=np.int64), shared=np.zeros(2))
+    engine.waiting.extend([0, 1])
+    chunks: list[tuple[int, int]] = []
+    engine.admit(10_000, chunks)
+    ids = np.array([r for r, _ in chunks])
+    engine.advance(np.zeros(0, dtype=np.int64), ids, np.array([s for _, s in chunks]), 1.0)
+    decoding, _ = engine.schedule_decodes()
+    engine.advance_decodes(decoding, np.full(9, 0.01), 1.09)  # each has emitted 1 + 9 tokens
+    used_before = engine.used
+    victim = engine.preempt_newest()
+    assert victim == 1 and engine.waiting[0] == 1 and engine.running == [0]
+    assert engine.generated[1] == 10 and engine.cached[1] == 0 and engine.held[1] == 0
+    assert engine.target[1] == 300 + 10 - 1  # prompt + generated tokens but the last one
+    assert engine.used == pytest.approx(used_before - float(blocks(300 + 9)))
+    assert engine.preemptions == 1
+
+
+def test_preempted_requests_still_emit_exactly_their_answer(deploy):
+    """Under a KV cache that holds a few 3,400-token requests, 64 clients force preemptions; every
+    request still finishes with exactly its answer's tokens (first tokens plus every later gap)."""
+    tight = deploy(gpu="a10", max_model_len=4096, gpu_memory_utilization=0.8)
+    result = simulate(tight, Traffic(mode="concurrency", concurrency=64), 300, Lengths(mean=3000), Lengths(mean=400))
+    assert result.preemptions > 0
+    assert np.isfinite(result.finish).all()
+    emitted = len(result.itl) + int((result.answer >= 1).sum())  # first tokens + every later gap
+    assert emitted == int(result.answer.sum())

@@ -10,7 +10,6 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.estimate.result import Estimate
-from core.estimate.sweep import Sweep
 from core.spec import units
 from ui.figure import Figure
 from ui.i18n import t
@@ -155,115 +154,10 @@ def concurrency_curve(lengths: np.ndarray, counts: np.ndarray, current_len: int,
     return figure.build()
 
 
-def _shown_batches(total: int, wall: float, batch: int) -> int:
-    """Batch sizes worth drawing: a few times the larger of the memory wall and the current batch."""
-    return int(min(total, max(4 * wall, 2 * batch, 64)))
 
 
-def throughput_tpot_figure(grid: Sweep, row: int, batch: int, wall: int) -> go.Figure:
-    """Throughput against TPOT across batch sizes; the knee and the memory wall are marked.
-
-    Drawn up to a few times the larger of the memory wall and the current batch, where the story is.
-    """
-    upto = _shown_batches(len(grid.batches), wall, batch)
-    tpot_ms = grid.tpot_s[row, :upto] / units.MS
-    rate = grid.output_tokens_per_s[row, :upto]
-    batches = grid.batches[:upto]
-    fits = batches <= wall
-    hover = t("triangle.hover") + "<extra></extra>"
-    figure = Figure()
-    figure.add_scatter(
-        x=tpot_ms[fits],
-        y=rate[fits],
-        customdata=batches[fits],
-        mode="lines",
-        name=t("triangle.fits"),
-        line={"color": "#2563eb"},
-        hovertemplate=hover,
-    )
-    figure.add_scatter(
-        x=tpot_ms[~fits],
-        y=rate[~fits],
-        customdata=batches[~fits],
-        mode="lines",
-        name=t("triangle.beyond_wall"),
-        line={"color": "#94a3b8", "dash": "dot"},
-        hovertemplate=hover,
-    )
-    compute = np.flatnonzero(grid.decode_bound[row, :upto] == "compute")
-    if compute.size:
-        knee = compute[0]
-        figure.add_scatter(
-            x=[tpot_ms[knee]],
-            y=[rate[knee]],
-            customdata=[batches[knee]],
-            mode="markers+text",
-            text=[t("triangle.knee", batch=int(batches[knee]))],
-            textposition="top left",
-            name=t("triangle.knee_name"),
-            marker={"size": 11, "symbol": "diamond", "color": "#d97706"},
-            hovertemplate=hover,
-        )
-    if 0 < wall < batches[-1]:
-        index = int(wall) - 1
-        figure.add_scatter(
-            x=[tpot_ms[index]],
-            y=[rate[index]],
-            customdata=[wall],
-            mode="markers+text",
-            text=[t("triangle.wall", batch=int(wall))],
-            textposition="bottom right",
-            name=t("triangle.wall_name"),
-            marker={"size": 11, "symbol": "x", "color": "#111827"},
-            hovertemplate=hover,
-        )
-    current = batch - 1
-    figure.add_scatter(
-        x=[tpot_ms[current]],
-        y=[rate[current]],
-        customdata=[batch],
-        mode="markers",
-        name=t("chart.current"),
-        marker={"size": 13, "color": "#dc2626"},
-        hovertemplate=hover,
-    )
-    figure.update_layout(
-        height=380,
-        xaxis_title=t("triangle.tpot_axis"),
-        yaxis_title=t("triangle.rate_axis"),
-        title=t("triangle.title"),
-        **LAYOUT,
-    )
-    return figure.build()
 
 
-def ttft_figure(grid: Sweep, batch: int, input_len: int) -> go.Figure:
-    """TTFT against batch size, one line per prompt length; the current setting is marked."""
-    figure = Figure()
-    for row, length in enumerate(grid.input_lens):
-        figure.add_scatter(
-            x=grid.batches,
-            y=grid.ttft_s[row] / units.MS,
-            mode="lines",
-            name=t("ttft.line", tokens=int(length)),
-            hovertemplate=t("ttft.hover", tokens=int(length)) + "<extra></extra>",
-        )
-    row = int(np.flatnonzero(grid.input_lens == input_len)[0])
-    figure.add_scatter(
-        x=[batch],
-        y=[grid.ttft_s[row, batch - 1] / units.MS],
-        mode="markers",
-        name=t("chart.current"),
-        marker={"size": 12, "color": "#dc2626"},
-    )
-    figure.update_layout(
-        height=380,
-        xaxis={"type": "log", "title": t("ttft.batch_axis")},
-        yaxis={"type": "log", "title": t("ttft.ttft_axis")},
-        title=t("ttft.title"),
-        **LAYOUT,
-    )
-    return figure.build()
 
 
 def tradeoff_figure(scores: dict[str, float]) -> go.Figure:
@@ -324,59 +218,5 @@ def roofline_figure(peak_flops: float, bandwidth: float, points: dict[str, tuple
     return figure.build()
 
 
-def compare_curves(curves: list[tuple[str, Sweep, int]]) -> go.Figure:
-    """Throughput against TPOT of several scenarios (each a one-prompt-length sweep) and their points."""
-    figure = Figure()
-    hover = t("triangle.hover") + "<extra></extra>"
-    for index, (label, grid, batch) in enumerate(curves):
-        color = PALETTE[index % len(PALETTE)]
-        upto = _shown_batches(len(grid.batches), grid.max_concurrency[0], batch)
-        figure.add_scatter(
-            x=grid.tpot_s[0, :upto] / units.MS,
-            y=grid.output_tokens_per_s[0, :upto],
-            customdata=grid.batches[:upto],
-            mode="lines",
-            name=label,
-            line={"color": color},
-            hovertemplate=hover,
-        )
-        figure.add_scatter(
-            x=[grid.tpot_s[0, batch - 1] / units.MS],
-            y=[grid.output_tokens_per_s[0, batch - 1]],
-            customdata=[batch],
-            mode="markers",
-            name=f"{label}: {t('chart.current')}",
-            marker={"size": 12, "color": color, "line": {"width": 2, "color": "#111827"}},
-            hovertemplate=hover,
-        )
-    figure.update_layout(
-        height=400,
-        xaxis_title=t("triangle.tpot_axis"),
-        yaxis_title=t("triangle.rate_axis"),
-        title=t("compare.curves_title"),
-        **LAYOUT,
-    )
-    return figure.build()
 
 
-def compare_memory(results: list[tuple[str, Estimate]]) -> go.Figure:
-    figure = Figure()
-    labels = [label for label, _ in results]
-    for key, getter in (
-        ("weights", lambda m: m.weights),
-        ("activations", lambda m: m.activations),
-        ("overhead", lambda m: m.overhead),
-        ("kv_used", lambda m: min(m.kv_in_use, max(m.kv_budget, 0.0))),
-        ("kv_free", lambda m: max(m.kv_budget - m.kv_in_use, 0.0)),
-    ):
-        figure.add_bar(
-            x=labels,
-            y=[_gib(getter(r.memory)) for _, r in results],
-            name=t(f"memory.{key}"),
-            marker_color=COLORS[key],
-            hovertemplate="%{x}: %{y:.2f} GiB<extra></extra>",
-        )
-    figure.update_layout(
-        barmode="stack", height=380, yaxis_title=t("compare.memory_axis"), title=t("compare.memory_title"), **LAYOUT
-    )
-    return figure.build()

@@ -7,7 +7,8 @@ __all__ = [
     "cost",  # Cost, cost, cost_per_hour
     "fixes",  # Fix, fixes
     "presets",  # load_presets
-    "report",  # plan_to_dict and the report formats
+    "report",  # plan_to_dict, the verdict sentence, the text report
+    "report_formats",  # Markdown, HTML and CSV reports
     "requirement",  # Requirement
     "solve",  # max_users, max_prompt_len, min_gpus, gpu_options
     "steady_state",  # SteadyState, steady_state

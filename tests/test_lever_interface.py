@@ -1,0 +1,96 @@
+"""The one interface through which levers change memory and time (core/levers/base.py).
+
+A lever is seen by memory, timing, the estimate and the simulator only through its hooks: a
+stand-in lever registered in place of a real one must show up everywhere, with nothing else
+changed, and the real levers must add exactly what their own formulas say.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.estimate.report import estimate_to_dict
+from core.estimate.result import estimate
+from core.levers import registry
+from core.levers.base import Lever, MemoryPart, PartLabel, StepWork
+from core.levers.lora import lora_memory_bytes
+from core.levers.settings import Lora
+from core.memory import budget
+from core.memory.budget import gpu_memory
+from core.serving.simulate import simulate
+from core.serving.traffic import Lengths, Traffic
+from core.spec import units
+from core.spec.deployment import Workload
+from core.timing.phases import decode_step_time, prefill_time
+
+EXTRA = 1.0 * units.GiB
+EXTRA_FLOPS_PER_TOKEN = 1e12
+
+
+class StandIn(Lever):
+    """A lever no code knows: 1 GiB beside the weights, 1 TFLOP per token, registered as 'attention'."""
+
+    name = "attention"
+    part_labels = (PartLabel("stand_in", "a stand-in part"),)
+
+    def memory_parts(self, dep, max_num_batched_tokens):
+        return (MemoryPart("stand_in", EXTRA, "gpu_static"),)
+
+    def step_work(self, dep, tokens, sequences_per_step, steps):
+        return StepWork(flops=EXTRA_FLOPS_PER_TOKEN * np.asarray(tokens, dtype=float))
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    monkeypatch.setattr(registry, "LEVERS", (StandIn(),))
+    budget._gpu_memory.cache_clear()
+    yield
+    budget._gpu_memory.cache_clear()
+
+
+def test_a_new_lever_reaches_memory_timing_report_and_simulator_through_the_registry_only(deploy, stand_in):
+    plain = deploy(gpu="a10", max_model_len=4096)
+    eager = plain.with_levers(attention="eager")  # turns the stand-in on
+    work = Workload(input_len=1000, output_len=100, batch=4)
+
+    assert gpu_memory(eager).kv_budget == pytest.approx(gpu_memory(plain).kv_budget - EXTRA)
+    assert gpu_memory(eager).part("stand_in") == EXTRA
+    assert gpu_memory(eager).non_kv == pytest.approx(gpu_memory(plain).non_kv + EXTRA)
+    # 4 x 1000 prompt tokens x 1 TFLOP more on the A10's compute: prefill gets longer by that work
+    extra_s = 4 * 1000 * EXTRA_FLOPS_PER_TOKEN / plain.gpu.flops_for(plain.weights)[0] / plain.efficiency.compute
+    assert float(prefill_time(eager, 4, 1000).compute_s) == pytest.approx(
+        float(prefill_time(plain, 4, 1000).compute_s) + extra_s
+    )
+    assert float(decode_step_time(eager, 4, 1050).flops) == pytest.approx(
+        float(decode_step_time(plain, 4, 1050).flops) + 4 * EXTRA_FLOPS_PER_TOKEN
+    )
+    report = estimate_to_dict(estimate(eager, work))["memory_per_gpu"]
+    assert report["stand_in_gib"] == pytest.approx(1.0)
+    sims = [
+        simulate(d, Traffic(mode="rate", rate_per_s=0.05), 20, Lengths(mean=500), Lengths(mean=50))
+        for d in (plain, eager)
+    ]
+    assert np.mean(sims[1].ttft) > np.mean(sims[0].ttft)
+
+
+def test_a_lever_that_is_off_adds_nothing(deploy):
+    dep = deploy(gpu="a10", max_model_len=4096)
+    assert registry.levers_on(dep.levers) == ()
+    assert gpu_memory(dep).parts == ()
+    assert gpu_memory(dep).lever_gpu == 0.0
+
+
+def test_lora_memory_is_its_own_formula_through_the_interface(deploy):
+    plain = deploy(gpu="a10", max_model_len=4096)
+    lora = Lora(adapters=4, rank=16)
+    dep = plain.with_levers(lora=lora)
+    expected = lora_memory_bytes(dep.model, lora, dep.parallel.tp)
+    assert gpu_memory(dep).part("lora") == pytest.approx(expected)
+    assert gpu_memory(dep).kv_budget == pytest.approx(gpu_memory(plain).kv_budget - expected)
+
+
+def test_every_registered_lever_names_its_memory_parts_once():
+    names = [label.name for label in registry.memory_part_labels()]
+    assert len(names) == len(set(names))
+    assert {lever.name for lever in registry.LEVERS} == {"speculative", "prefix", "offload", "lora", "attention"}
