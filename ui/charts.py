@@ -154,12 +154,6 @@ def concurrency_curve(lengths: np.ndarray, counts: np.ndarray, current_len: int,
     return figure.build()
 
 
-
-
-
-
-
-
 def tradeoff_figure(scores: dict[str, float]) -> go.Figure:
     """The three-way tradeoff as a triangle: 1 is best on each axis."""
     keys = ["memory", "latency", "throughput"]
@@ -216,7 +210,3 @@ def roofline_figure(peak_flops: float, bandwidth: float, points: dict[str, tuple
         **LAYOUT,
     )
     return figure.build()
-
-
-
-

@@ -70,5 +70,3 @@ def compare_memory(results: list[tuple[str, Estimate]]) -> go.Figure:
         barmode="stack", height=380, yaxis_title=t("compare.memory_axis"), title=t("compare.memory_title"), **LAYOUT
     )
     return figure.build()
-
-

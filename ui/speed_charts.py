@@ -122,5 +122,3 @@ def ttft_figure(grid: Sweep, batch: int, input_len: int) -> go.Figure:
         **LAYOUT,
     )
     return figure.build()
-
-

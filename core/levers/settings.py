@@ -140,4 +140,3 @@ class Levers:
         if self.attention != "flash":
             on.append("attention")
         return tuple(on)
-

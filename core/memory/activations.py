@@ -1,7 +1,7 @@
 """The activation peak vLLM measures in its start-up profile run, charged to the KV budget.
 
-    peak = T x 2 B x (3 x FFN width + 4 x hidden) + 2 x min(max_num_seqs, T) x vocab x 4 B,
-    T = max_num_batched_tokens
+peak = T x 2 B x (3 x FFN width + 4 x hidden) + 2 x min(max_num_seqs, T) x vocab x 4 B,
+T = max_num_batched_tokens
 """
 
 from __future__ import annotations

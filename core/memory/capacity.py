@@ -62,7 +62,7 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int, input_le
     """
     block = dep.engine.block_size
     per_token = kv_bytes_per_token_all(dep)
-    scale = per_token / kv_bytes_per_token(dep.model, dep.kv, dep.parallel)  # proposer's share of each block
+    scale = per_token / kv_bytes_per_token(dep.model, dep.kv, dep.parallel)  # KV levers hold beside the target's
     block_bytes = block * per_token
     num_blocks = max(math.floor(budget_bytes / block_bytes), 0)
     groups, group_layers = vllm_kv_groups(dep.model, dep.parallel.pp)

@@ -181,11 +181,3 @@ def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
         ]
     lines += ["", data["vllm"]["command"]] + [f"  {line}" for line in data["vllm"]["expected_log"]]
     return "\n".join(lines)
-
-
-
-
-
-
-
-

@@ -142,5 +142,3 @@ def csv_report(data: dict[str, Any]) -> str:
     for f in data["fixes"]:
         writer.writerow(["fix", f["lever"], f["verdict"], "", "", "", "", f["num_gpus"], f["cost_per_hour"] or ""])
     return buffer.getvalue()
-
-

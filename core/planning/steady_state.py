@@ -1,10 +1,10 @@
 """The continuous-batching operating point of one replica with B requests in flight.
 
-    t_p = prefill of one typical prompt,  t_d(B) = decode step with B running requests
-    TTFT = t_p + t_d(B)                     (a new request joins the next step, then prefills)
-    TPOT = t_d(B) / (1 - lambda t_p)         (prefills of arriving requests take their share of steps)
-    E2E  = TTFT + (O - 1) TPOT,  lambda = B / E2E   ->  E2E^2 - (B t_p + a + c) E2E + a B t_p = 0
-           with a = TTFT, c = (O - 1) t_d(B); the larger root is the stable one
+t_p = prefill of one typical prompt,  t_d(B) = decode step with B running requests
+TTFT = t_p + t_d(B)                     (a new request joins the next step, then prefills)
+TPOT = t_d(B) / (1 - lambda t_p)         (prefills of arriving requests take their share of steps)
+E2E  = TTFT + (O - 1) TPOT,  lambda = B / E2E   ->  E2E^2 - (B t_p + a + c) E2E + a B t_p = 0
+       with a = TTFT, c = (O - 1) t_d(B); the larger root is the stable one
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Communication time of a phase: tensor-parallel all-reduces and pipeline-parallel sends.
 
-    TP: (2 x layers + 1) x (latency + 2 (tp - 1) / tp x tokens x hidden x 2 B / (link x eff.)) per step
-    PP: (pp - 1) x (latency + tokens x hidden x 2 B / (link x eff.)) per step
+TP: (2 x layers + 1) x (latency + 2 (tp - 1) / tp x tokens x hidden x 2 B / (link x eff.)) per step
+PP: (pp - 1) x (latency + tokens x hidden x 2 B / (link x eff.)) per step
 """
 
 from __future__ import annotations
