@@ -90,7 +90,7 @@ if price > 0:
     dep = dataclasses.replace(dep, gpu=dataclasses.replace(dep.gpu, price_per_hour=price))
 if dep.max_model_len < req.longest_request <= dep.model.max_context:
     st.info(t("plan.max_model_len_raised", tokens=req.longest_request, sidebar=dep.max_model_len))
-    dep = dataclasses.replace(dep, engine=dataclasses.replace(dep.engine, max_model_len=req.longest_request))
+    dep = dep.with_engine(max_model_len=req.longest_request)
 
 bundle = plan_bundle(dep, req)
 plan = bundle.plan

@@ -6,8 +6,6 @@ said to be one), so a workshop can walk through every formula from any scenario.
 
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
 from core.estimate.result import Estimate
@@ -58,7 +56,7 @@ def _speculative(dep: Deployment, work: Workload, catalog) -> None:
         spec = Speculative(
             method="draft" if draft else "ngram", draft=draft, k=EXAMPLE_K, acceptance=EXAMPLE_ACCEPTANCE
         )
-        dep = dataclasses.replace(dep, levers=dataclasses.replace(dep.levers, speculative=spec))
+        dep = dep.with_levers(speculative=spec)
     _example(example)
     a, k = spec.acceptance, spec.k
     tokens = expected_tokens_per_step(a, k)
@@ -98,7 +96,7 @@ def _speculative(dep: Deployment, work: Workload, catalog) -> None:
 
 def _verify_seconds(dep: Deployment, batch: int, context: float, k: int) -> float:
     """One verification step: every sequence adds k + 1 tokens (the target's own roofline)."""
-    no_spec = dataclasses.replace(dep, levers=dataclasses.replace(dep.levers, speculative=None))
+    no_spec = dep.with_levers(speculative=None)
     return float(phase_time(no_spec, batch, k + 1, context, 1).seconds)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
@@ -139,7 +137,7 @@ def _details(effects: WhatIf) -> list[str]:
 def speculation_figure(dep: Deployment, work: Workload) -> go.Figure:
     """TPOT against batch with and without speculation, and the speedup on a second axis."""
     context = work.decode_context
-    plain = dataclasses.replace(dep, levers=dataclasses.replace(dep.levers, speculative=None))
+    plain = dep.with_levers(speculative=None)
     with_spec = np.asarray(decode_step_time(dep, SPEC_BATCHES, context).seconds) / units.MS
     without = np.asarray(decode_step_time(plain, SPEC_BATCHES, context).seconds) / units.MS
     figure = Figure()

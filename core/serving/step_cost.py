@@ -187,6 +187,7 @@ class StepTimer:
         self.dep, self.gpu_blocks, self.block_bytes = dep, gpu_blocks, block_bytes
         self.model = StepModel(dep)
         self.sides = tuple(StepModel(side) for side in side_deployments(dep))  # they prefill every prompt too
+        self.levers = levers_on(dep.levers)
 
     def spill_s(self, blocks_used: float) -> float:
         """Reading the KV held beyond the GPU's blocks from host memory, once per step [s]."""
@@ -205,6 +206,6 @@ class StepTimer:
     def decode_run(self, cached, remaining, until_arrival: float, blocks, held, free: float, used: float):
         """The run of decode-only steps before anything changes (:func:`decode_run`), each scaled by
         the decode time ratio at the run's batch and mean context, plus the KV read from the host."""
-        ratio = decode_time_ratio(self.dep, cached.size, float(cached.mean()))
+        ratio = decode_time_ratio(self.dep, cached.size, float(cached.mean())) if self.levers else 1.0
         durations = decode_run(self.model, cached, remaining, until_arrival / ratio, blocks, held, free)
         return durations * ratio + self.spill_s(used)
