@@ -16,9 +16,10 @@ from core.levers.settings import (
 )
 from core.levers.speculative import ACCEPTANCE_RANGES
 from core.spec import units
-from core.spec.catalog import Catalog, resolve_model
+from core.spec.catalog import Catalog, resolve, resolve_model
 from core.spec.deployment import Deployment
 from core.spec.engine import EngineConfig, Parallelism
+from core.spec.names import ModelMatch
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
 
 
@@ -117,14 +118,18 @@ def parallelism_from_args(args: argparse.Namespace) -> Parallelism:
     return Parallelism(tp=tp, pp=pp)
 
 
-def deployment_from_args(args: argparse.Namespace, catalog: Catalog, max_model_len: int | None) -> Deployment:
-    model = resolve_model(args.model, catalog)
+def deployment_from_args(
+    args: argparse.Namespace, catalog: Catalog, max_model_len: int | None
+) -> tuple[Deployment, ModelMatch]:
+    """The deployment the arguments describe, and what ``--model`` resolved to."""
+    match = resolve(args.model, catalog)
+    model = match.deployed_model()
     try:
         gpu = catalog.gpu(args.gpu)
     except KeyError:
         raise UsageError(f"unknown GPU {args.gpu!r}; known: {', '.join(g.id for g in catalog.gpus)}") from None
     weights = weight_precision(args.weight_dtype or model.native_dtype)
-    return Deployment(
+    deployment = Deployment(
         model=model,
         gpu=gpu,
         weights=weights,
@@ -139,3 +144,4 @@ def deployment_from_args(args: argparse.Namespace, catalog: Catalog, max_model_l
         ),
         levers=levers_from_args(args, catalog),
     )
+    return deployment, match

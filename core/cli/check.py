@@ -79,7 +79,7 @@ def requirement_from_args(args: argparse.Namespace) -> Requirement:
 def run_check(args: argparse.Namespace) -> str:
     catalog = load_catalog()
     req = requirement_from_args(args)
-    dep = deployment_from_args(args, catalog, args.max_model_len or req.longest_request)
+    dep, match = deployment_from_args(args, catalog, args.max_model_len or req.longest_request)
     price = args.price_per_gpu_hour if args.price_per_gpu_hour is not None else dep.gpu.price_per_hour
     if price is not None:
         dep = dataclasses.replace(dep, gpu=dataclasses.replace(dep.gpu, price_per_hour=price))
@@ -87,6 +87,7 @@ def run_check(args: argparse.Namespace) -> str:
     options = gpu_options(catalog, dep, req, limit=CHEAPEST_SHOWN + 1)
     found = fixes(catalog, dep, req, options) if plan.verdict != "feasible" else []
     data = plan_to_dict(plan, found, serve_command(plan), cost(plan, price) if price else None, args.lang)
+    data["model_match"] = match.as_dict(dep.weights.name)
     sizing = min_gpus(dep, req)
     data["solvers"] = {
         "max_load": max_users(dep, req),
@@ -110,4 +111,6 @@ def run_check(args: argparse.Namespace) -> str:
             for o in options[:CHEAPEST_SHOWN]
         ],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False) if args.json else format_plan(data, plan, found, args.lang)
+    if args.json:
+        return json.dumps(data, indent=2, ensure_ascii=False)
+    return f"model: {data['model_match']['summary']}\n" + format_plan(data, plan, found, args.lang)

@@ -61,12 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _estimate(args: argparse.Namespace) -> str:
-    deployment = deployment_from_args(args, load_catalog(), args.max_model_len)
+    deployment, match = deployment_from_args(args, load_catalog(), args.max_model_len)
     workload = Workload(input_len=args.input_len, output_len=args.output_len, batch=args.batch)
     effects = what_if(deployment, workload)
+    model_match = match.as_dict(deployment.weights.name)
     if args.json:
-        return json.dumps(estimate_to_dict(effects.result) | {"levers": whatif_to_dict(effects)}, indent=2)
-    return format_estimate(effects.result) + format_whatif(effects)
+        data = estimate_to_dict(effects.result) | {"model_match": model_match, "levers": whatif_to_dict(effects)}
+        return json.dumps(data, indent=2)
+    return f"model: {model_match['summary']}\n" + format_estimate(effects.result) + format_whatif(effects)
 
 
 def _list(args: argparse.Namespace) -> str:

@@ -52,7 +52,7 @@ def run_simulate(args: argparse.Namespace) -> str:
         prompts = Lengths(mean=args.input_len, distribution=args.length_dist, spread=args.length_spread)
         answers = Lengths(mean=args.output_len, distribution=args.length_dist, spread=args.length_spread)
     default_len = int(prompts.max() + answers.max()) if args.lengths_csv else None
-    dep = deployment_from_args(args, load_catalog(), args.max_model_len or default_len)
+    dep, match = deployment_from_args(args, load_catalog(), args.max_model_len or default_len)
     start = time.perf_counter()
     result = simulate(dep, traffic, args.num_requests, prompts, answers, args.seed)
     elapsed = time.perf_counter() - start
@@ -69,10 +69,12 @@ def run_simulate(args: argparse.Namespace) -> str:
         "duration_s": round(result.duration_s, 3),
         "engine_steps": result.steps,
         "simulation_seconds": round(elapsed, 3),
+        "model_match": match.as_dict(dep.weights.name),
     }
     if args.json:
         return json.dumps(data, indent=2)
-    lines = [f"{args.num_requests} requests in {data['duration_s']:,.1f} s simulated ({elapsed:.2f} s to compute)"]
+    lines = [f"model: {data['model_match']['summary']}"]
+    lines += [f"{args.num_requests} requests in {data['duration_s']:,.1f} s simulated ({elapsed:.2f} s to compute)"]
     for name in ("ttft", "tpot", "itl", "e2e"):
         v = data[f"{name}_ms"]
         lines.append(

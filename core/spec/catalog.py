@@ -17,6 +17,7 @@ from core.spec import units
 from core.spec.gpu import GpuSpec
 from core.spec.hf_config import model_from_config, read_config
 from core.spec.model import ModelSpec
+from core.spec.names import ModelMatch, find_models, match_model
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
@@ -31,7 +32,8 @@ class Catalog:
     gpus: tuple[GpuSpec, ...]
 
     def model(self, ref: str) -> ModelSpec:
-        """A catalog model by id or Hugging Face id, case-insensitively."""
+        """A catalog model by exactly its id or Hugging Face id, case-insensitively (see
+        :func:`resolve` for names as people type them)."""
         key = ref.strip().lower()
         for model in self.models:
             if key in (model.id.lower(), model.hf_id.lower()):
@@ -138,16 +140,30 @@ def load_gpu_file(path: Path) -> GpuSpec:
         raise CatalogError(f"{path.name}: {err}") from None
 
 
-def resolve_model(ref: str, catalog: Catalog) -> ModelSpec:
-    """A model from a catalog id, a Hugging Face id (case-insensitive) or a path to config.json."""
-    try:
-        return catalog.model(ref)
-    except KeyError:
-        pass
+def resolve(ref: str, catalog: Catalog) -> ModelMatch:
+    """What ``ref`` names: a catalog model by id, name or Hugging Face id (case-insensitive), a repo
+    derived from one (an instruct tune, a dated release, a quantized upload: :mod:`core.spec.names`),
+    or a path to a config.json. Raises ValueError saying what was tried and what it may have meant."""
+    found, how = find_models(ref, catalog.models)
+    if how == "id":
+        return ModelMatch(typed=ref, model=found[0], how=how)
     path = Path(ref)
     if path.suffix == ".json" or path.is_file():
-        return model_from_config(
-            read_config(path), id=path.stem if path.stem != "config" else path.parent.name or "custom"
-        )
+        name = path.stem if path.stem != "config" else path.parent.name or "custom"
+        return ModelMatch(typed=ref, model=model_from_config(read_config(path), id=name), how="config")
+    match = match_model(ref, catalog.models)
+    if match is not None:
+        return match
+    if found:
+        options = ", ".join(f"{m.id} ({m.hf_id})" for m in found[:5])
+        raise ValueError(f"model {ref!r} could be any of: {options}; name one of them")
     known = ", ".join(m.id for m in catalog.models)
-    raise ValueError(f"unknown model {ref!r}: not a catalog id, Hugging Face id or config.json path (known: {known})")
+    raise ValueError(
+        f"unknown model {ref!r}: not a catalog id, name or Hugging Face id, a repo derived from one, "
+        f"or a config.json path (known: {known})"
+    )
+
+
+def resolve_model(ref: str, catalog: Catalog) -> ModelSpec:
+    """The model ``ref`` names (:func:`resolve`)."""
+    return resolve(ref, catalog).model

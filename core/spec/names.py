@@ -1,0 +1,177 @@
+"""Model names as people type them: catalog ids, display names and Hugging Face ids, and the repos
+derived from them (instruct and chat tunes, dated releases, quantized uploads).
+
+A name is cut into lower-case tokens (``meta-llama/Llama-3.1-8B-Instruct`` -> llama, 3.1, 8b,
+instruct; the organisation is dropped). Tokens that name a tune (instruct, chat, it, base, hf) or a
+quantization (fp8, awq, gptq-int4, bnb-4bit, mxfp4, nvfp4, w4a16, w8a8, ...) leave the
+architecture unchanged and are set aside, the quantization giving the weight format. What is left
+is matched against every catalog model's keys (its id, display name and HF id, cut the same way),
+first exactly, then without a release date (``-2507``, ``-0324``) or a version (``-v0.1``), then
+as a subset of a model's tokens ("llama 8b instruct"), the closest first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from core.spec.model import ModelSpec
+
+TUNE_TOKENS = frozenset({"instruct", "chat", "it", "base", "hf", "sft", "rl"})
+"""Fine-tunes and packaging that keep the architecture (weights differ, shapes do not)."""
+ORG_TOKENS = frozenset({"meta"})
+"""Leading tokens some repos add to the name (``Meta-Llama-3-8B``)."""
+QUANT_TOKENS: dict[str, str | None] = {
+    # token -> the weight format it implies (None: it only qualifies another token)
+    "fp8": "fp8",
+    "dynamic": None,
+    "static": None,
+    "block": None,
+    "awq": "int4",
+    "gptq": "int4",
+    "int4": "int4",
+    "int8": "int8",
+    "w4a16": "int4",
+    "w8a8": "int8",
+    "w8a16": "int8",
+    "bnb": "int4",
+    "4bit": "int4",
+    "8bit": "int8",
+    "mxfp4": "mxfp4",
+    "nvfp4": "nvfp4",
+    "fp4": "nvfp4",
+    "quantized": None,
+}
+"""Quantized uploads. A bit width named beside a method wins (``GPTQ-Int8`` is 8-bit)."""
+BIT_TOKENS = ("int8", "8bit", "w8a8", "w8a16", "int4", "4bit", "w4a16")
+DATE = re.compile(r"^\d{4}$")  # -2507, -0324, -0528: a dated release of the same architecture
+VERSION = re.compile(r"^v\d+(\.\d+)*$")  # -v0.1, -v0.3
+SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A typed model name cut into what names the architecture and what does not."""
+
+    tokens: tuple[str, ...]
+    tune: tuple[str, ...]
+    quantization: tuple[str, ...]
+    weight_dtype: str | None
+
+
+def parse_name(name: str) -> Parsed:
+    """Cut ``name`` into architecture tokens, tune tokens, quantization tokens and the weight format."""
+    base = name.strip().lower().rstrip("/").rsplit("/", 1)[-1]
+    base = base.replace("quantized.", "quantized-")
+    tokens = [t for t in SEPARATORS.split(base) if t]
+    while tokens and tokens[0] in ORG_TOKENS and len(tokens) > 1:
+        tokens = tokens[1:]
+    keep = [t for t in tokens if t not in TUNE_TOKENS and t not in QUANT_TOKENS]
+    quant = [t for t in tokens if t in QUANT_TOKENS]
+    return Parsed(
+        tokens=tuple(keep),
+        tune=tuple(t for t in tokens if t in TUNE_TOKENS),
+        quantization=tuple(quant),
+        weight_dtype=_weight_dtype(quant),
+    )
+
+
+def _weight_dtype(quant: list[str]) -> str | None:
+    bits = next((QUANT_TOKENS[t] for t in quant if t in BIT_TOKENS), None)
+    if bits is not None:
+        return bits
+    return next((QUANT_TOKENS[t] for t in quant if QUANT_TOKENS[t] is not None), None)
+
+
+def model_keys(model: ModelSpec) -> set[tuple[str, ...]]:
+    """The token tuples a catalog model answers to: its id, display name and HF id, parsed."""
+    return {parse_name(n).tokens for n in (model.id, model.name, model.hf_id) if n}
+
+
+def _without(tokens: tuple[str, ...], pattern: re.Pattern[str]) -> tuple[str, ...]:
+    return tuple(t for t in tokens if not pattern.match(t))
+
+
+@dataclass(frozen=True)
+class ModelMatch:
+    """What a typed name resolved to."""
+
+    typed: str
+    model: ModelSpec
+    how: str
+    """'id' (a catalog id, name or HF id as it stands), 'derived' (a tune, release or quantized
+    upload of a catalog architecture), 'closest' (the best of several tokens-only matches) or
+    'config' (a config.json)."""
+    weight_dtype: str | None = None
+    """The weight format the name states (``-FP8``, ``-AWQ``); None when it states none."""
+
+    @property
+    def served_name(self) -> str:
+        """What to pass to ``vllm serve``: the repo the user named, else the catalog's HF id."""
+        return self.typed.strip() if "/" in self.typed and self.how != "config" else self.model.hf_id or self.model.id
+
+    def describe(self, weights: str) -> str:
+        """One line: ``meta-llama/Llama-3.1-8B-Instruct -> Llama-3.1-8B architecture, bf16``."""
+        return f"{self.typed.strip()} -> {self.model.name} architecture, {weights}"
+
+    def as_dict(self, weights: str) -> dict[str, str]:
+        """The match as JSON: what was typed, the architecture, how it matched, the weights, the served name."""
+        return {
+            "typed": self.typed.strip(),
+            "architecture": self.model.id,
+            "matched_by": self.how,
+            "weight_dtype": weights,
+            "served_as": self.served_name,
+            "summary": self.describe(weights),
+        }
+
+    def deployed_model(self) -> ModelSpec:
+        """The architecture as the named checkpoint: served under the typed repo's name, its weights
+        in the format the name states (a ``-FP8`` upload is an FP8 checkpoint, not one to quantize)."""
+        changes = {}
+        if self.served_name != self.model.hf_id:
+            changes["hf_id"] = self.served_name
+        if self.weight_dtype is not None:
+            changes["native_dtype"] = self.weight_dtype
+        return dataclasses.replace(self.model, **changes) if changes else self.model
+
+
+def find_models(name: str, models: Iterable[ModelSpec]) -> tuple[list[ModelSpec], str]:
+    """Catalog models that ``name`` may mean, best first, and how they matched ('id', 'derived',
+    'closest' or '' when none did)."""
+    models = list(models)
+    key = name.strip().lower()
+    exact = [m for m in models if key in (m.id.lower(), m.name.lower(), m.hf_id.lower())]
+    if exact:
+        return exact[:1], "id"
+    parsed = parse_name(name)
+    if not parsed.tokens:
+        return [], ""
+    for tokens in (parsed.tokens, _without(parsed.tokens, DATE), _without(_without(parsed.tokens, DATE), VERSION)):
+        found = [m for m in models if tokens in model_keys(m)]
+        if found:
+            return found[:1], "derived"
+    wanted = set(parsed.tokens)
+    ranked = sorted((score, m.id, m) for m in models if (score := _extra_tokens(wanted, m)) is not None)
+    return [m for _, _, m in ranked], "closest" if ranked else ""
+
+
+def _extra_tokens(wanted: set[str], model: ModelSpec) -> int | None:
+    """How many tokens the closest of ``model``'s keys has beyond ``wanted`` (None: no key holds them all)."""
+    return min((len(set(k) - wanted) for k in model_keys(model) if wanted <= set(k)), default=None)
+
+
+def match_model(name: str, models: Iterable[ModelSpec]) -> ModelMatch | None:
+    """The catalog model ``name`` means, or None; a tokens-only match must be closer than the next."""
+    models = list(models)
+    found, how = find_models(name, models)
+    if not found:
+        return None
+    if how == "closest" and len(found) > 1:
+        wanted = set(parse_name(name).tokens)
+        if _extra_tokens(wanted, found[0]) == _extra_tokens(wanted, found[1]):
+            return None
+    weight_dtype = parse_name(name).weight_dtype if how != "id" else None
+    return ModelMatch(typed=name, model=found[0], how=how, weight_dtype=weight_dtype)
