@@ -22,6 +22,7 @@ from ui import url_inputs
 from ui.custom import custom_gpu_form, import_model_form
 from ui.i18n import LANGUAGE_NAMES, t
 from ui.levers import LeverInputs, active_lever_params, lever_inputs
+from ui.model_search import clear_search, model_search_box, searched_model
 from ui.safe import escape_markdown
 
 DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 16}
@@ -83,6 +84,7 @@ def render_sidebar(catalog: Catalog) -> None:
             help=" / ".join(f"{code}: {name}" for code, name in LANGUAGE_NAMES.items()),
         )
         st.header(t("sidebar.scenario"))
+        model_search_box(models)
         model_id = st.selectbox(
             t("sidebar.model"),
             list(models),
@@ -90,8 +92,11 @@ def render_sidebar(catalog: Catalog) -> None:
             key="model",
             format_func=lambda i: models[i].name,
             bind="query-params",
+            on_change=clear_search,
+            args=(models,),
             help=t("sidebar.model_help"),
         )
+        model = searched_model(models, model_id)
         with st.expander(t("custom.import_title")):
             import_model_form("sidebar")
         gpu_id = st.selectbox(
@@ -106,7 +111,6 @@ def render_sidebar(catalog: Catalog) -> None:
         with st.expander(t("custom.gpu_title")):
             custom_gpu_form("sidebar")
         tp = st.selectbox(t("sidebar.tp"), GPU_COUNTS, key="tp", bind="query-params", help=t("sidebar.tp_help"))
-        model = models[model_id]
         if tensor_split_error(model, tp) is not None:
             st.warning(t("sidebar.tp_invalid", tp=tp, heads=model.num_heads, kv_heads=model.num_kv_heads))
         weight_name = st.selectbox(
