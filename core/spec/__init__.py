@@ -13,6 +13,7 @@ __all__ = [
     "gpu",  # GpuSpec
     "hf_config",  # config.json -> ModelSpec
     "model",  # ModelSpec, MoeSpec, MlaSpec
+    "names",  # model names as people type them: ModelMatch, find_models, match_model
     "params",  # parameter counts by group
     "precision",  # Precision, WEIGHT_PRECISIONS, KV_PRECISIONS
     "units",  # GB vs GiB, TERA, MS, US
