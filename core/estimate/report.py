@@ -161,6 +161,7 @@ def gpu_to_dict(g: GpuSpec) -> dict[str, Any]:
         "memory_gib": _gib(g.memory_bytes),
         "memory_basis": g.memory_basis,
         "memory_bandwidth_gb_s": round(g.memory_bandwidth / units.GB, 1),
+        "compute_capability": g.compute_capability or None,
         "tensor_tflops_dense": {k: round(v / units.TERA, 2) for k, v in g.tensor_flops},
         "interconnect": g.interconnect,
         "link_bandwidth_gb_s_bidirectional": round(g.link_bandwidth_bidirectional / units.GB, 1),

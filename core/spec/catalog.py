@@ -107,6 +107,7 @@ def load_gpu_file(path: Path) -> GpuSpec:
     host = _get(entry, "host_link", path)
     price = entry.get("price", {})
     tflops = _get(entry, "tensor_tflops_dense", path)
+    compute = _get(entry, "compute", path)
     basis = entry.get("memory_mib_reported_basis", "driver")
     try:
         return GpuSpec(
@@ -128,6 +129,8 @@ def load_gpu_file(path: Path) -> GpuSpec:
             host_link_generation=_get(host, "generation", path),
             host_link_bandwidth_bidirectional=float(_get(host, "bandwidth_gb_s_bidirectional", path)) * units.GB,
             host_link_source_url=_get(host, "source_url", path),
+            compute_capability=str(compute.get("capability") or compute.get("target") or ""),
+            compute_source_url=_get(compute, "source_url", path),
             price_per_hour=price.get("usd_per_gpu_hour"),
             price_provider=price.get("provider", ""),
             price_source_url=price.get("source_url", ""),

@@ -45,6 +45,9 @@ class GpuSpec:
     """GPU-to-host (PCIe) bandwidth, both directions summed as datasheets state it [bytes/s]; 0 unknown."""
     host_link_generation: str = ""
     host_link_source_url: str = ""
+    compute_capability: str = ""
+    """NVIDIA's CUDA compute capability ("8.6"), or an AMD GPU's ISA target ("gfx942"); "" unknown."""
+    compute_source_url: str = ""
     price_per_hour: float | None = None
     price_provider: str = ""
     price_source_url: str = ""
@@ -84,6 +87,14 @@ class GpuSpec:
     def host_link_bandwidth(self) -> float:
         """One-direction host-to-GPU bandwidth, what reading offloaded data moves [bytes/s]."""
         return self.host_link_bandwidth_bidirectional / LINK_DIRECTIONS
+
+    @property
+    def cuda_capability(self) -> int | None:
+        """The CUDA compute capability as engines compare it (8.6 -> 86); None off NVIDIA or unknown."""
+        major, dot, minor = self.compute_capability.partition(".")
+        if not (dot and major.isdigit() and minor.isdigit()):
+            return None
+        return int(major) * 10 + int(minor)
 
     def flops_for(self, precision: Precision) -> tuple[float, str]:
         """Dense peak [FLOP/s] for matmuls in ``precision`` and the compute type actually used.
