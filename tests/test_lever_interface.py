@@ -15,10 +15,11 @@ from core.estimate.result import estimate
 from core.levers import registry
 from core.levers.base import Lever, MemoryPart, PartLabel, StepWork
 from core.levers.lora import lora_memory_bytes
-from core.levers.settings import Lora
+from core.levers.settings import Lora, Offload
 from core.memory import budget
 from core.memory.budget import gpu_memory
 from core.serving.simulate import simulate
+from core.serving.step_cost import StepModel, step_seconds
 from core.serving.traffic import Lengths, Traffic
 from core.spec import units
 from core.spec.deployment import Workload
@@ -72,6 +73,16 @@ def test_a_new_lever_reaches_memory_timing_report_and_simulator_through_the_regi
         for d in (plain, eager)
     ]
     assert np.mean(sims[1].ttft) > np.mean(sims[0].ttft)
+
+
+def test_the_simulators_fast_step_adds_a_levers_work_as_the_general_path_does(deploy, stand_in):
+    eager = deploy(gpu="a10", max_model_len=4096).with_levers(attention="eager")
+    model = StepModel(eager)
+    assert model.exact  # the stand-in's work is linear in tokens: the fast path takes it
+    new, cached = np.array([1, 1, 300]), np.array([900, 1200, 0])
+    assert model.step(new, cached) == pytest.approx(step_seconds(eager, new, cached), rel=1e-12)
+    offloaded = deploy(gpu="a10", max_model_len=4096).with_levers(offload=Offload(weights_bytes=2 * units.GiB))
+    assert StepModel(offloaded).step(new, cached) == pytest.approx(step_seconds(offloaded, new, cached), rel=1e-12)
 
 
 def test_a_lever_that_is_off_adds_nothing(deploy):

@@ -261,9 +261,10 @@ def test_a_shared_prefix_is_held_once_so_more_requests_run(a10, catalog):
 
 
 def test_preemption_is_one_rule_whichever_step_preempts(a10):
-    """Regression (issue 13): the simulator had two copies of preemption, and only one reset what the
-    victim must prefill again. Both paths now call Engine.preempt_newest, which frees the victim's
-    own blocks and has it recompute its prompt and all but its last generated token."""
+    """Issue 13: the simulator had two copies of preemption and only one reset what the victim must
+    prefill again (the other's victims, always mid-prefill, had it set already, so results did not
+    differ). Both paths now call Engine.preempt_newest, which frees the victim's own blocks and has
+    it recompute its prompt and all but its last generated token."""
     from core.serving.scheduler import Engine
     from core.serving.step_cost import Blocks
 

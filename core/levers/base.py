@@ -5,7 +5,8 @@ Memory and timing code never name a lever. They ask every lever that is on
 
 - memory: :meth:`Lever.memory_parts`, named parts of one GPU's memory, each charged where it
   belongs (beside the weights, in the activation peak, or moved to host memory);
-- KV: :meth:`Lever.sequence_kv_bytes` (KV a sequence holds beside the target's),
+- KV: :meth:`Lever.kv_bytes_per_token` and :meth:`Lever.sequence_kv_bytes` (KV a token and a
+  sequence hold beside the target's),
   :meth:`Lever.shared_tokens` (prompt tokens held once for the whole batch) and
   :meth:`Lever.cached_tokens` (prompt tokens that skip prefill);
 - time: :meth:`Lever.step_work` (FLOPs, GPU bytes and host bytes a phase adds),

@@ -58,18 +58,14 @@ def lora_bytes_per_adapter(model: ModelSpec, lora: Lora) -> float:
     return lora_params_per_adapter(model, lora) * ACTIVATION_PRECISION.bytes_per_element
 
 
-def lora_memory_bytes(model: ModelSpec, lora: Lora | None, tp: int) -> float:
+def lora_memory_bytes(model: ModelSpec, lora: Lora, tp: int) -> float:
     """GPU memory of the resident adapter slots on one GPU [bytes] (sharded like the base layers)."""
-    if lora is None:
-        return 0.0
     return lora.adapters * lora_bytes_per_adapter(model, lora) / tp
 
 
-def lora_flops(model: ModelSpec, lora: Lora | None, tokens):
+def lora_flops(model: ModelSpec, lora: Lora, tokens):
     """Adapter FLOPs of a step on the whole replica [FLOP] = 2 x adapter params x tokens."""
-    if lora is None:
-        return np.zeros_like(np.asarray(tokens, dtype=float))
-    return 2 * lora_params_per_adapter(model, lora) * np.asarray(tokens, dtype=float)
+    return 2 * lora_params_per_adapter(model, lora) * np.asarray(tokens, dtype=float)  # a multiply-add is 2 FLOPs
 
 
 def active_adapters(adapters: int, sequences):
@@ -78,10 +74,8 @@ def active_adapters(adapters: int, sequences):
     return adapters * (1 - (1 - 1 / adapters) ** s)
 
 
-def lora_bytes_read(model: ModelSpec, lora: Lora | None, sequences_per_step, steps):
+def lora_bytes_read(model: ModelSpec, lora: Lora, sequences_per_step, steps):
     """Adapter weights a phase reads on the whole replica [bytes] = steps x active x adapter bytes."""
-    if lora is None:
-        return np.zeros_like(np.asarray(sequences_per_step, dtype=float))
     per_step = active_adapters(lora.adapters, sequences_per_step) * lora_bytes_per_adapter(model, lora)
     return np.asarray(steps, dtype=float) * per_step
 

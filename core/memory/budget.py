@@ -113,7 +113,7 @@ def gpu_memory(dep: Deployment, kv_in_use: float = 0.0) -> GpuMemory:
     return dataclasses.replace(memory, kv_in_use=kv_in_use) if kv_in_use else memory
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=512)  # keyed on the frozen deployment; the lever registry is fixed at import
 def _gpu_memory(dep: Deployment) -> GpuMemory:
     tokens, seqs = dep.batch_limits
     usable = usable_capacity_bytes(dep.gpu.memory_bytes, dep.engine)

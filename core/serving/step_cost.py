@@ -7,9 +7,12 @@ general path.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from core.levers.registry import levers_on, side_deployments
+from core.levers.settings import Levers
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
@@ -49,8 +52,10 @@ class StepModel:
     def __init__(self, dep: Deployment) -> None:
         m, tp = dep.model, dep.parallel.tp
         self.dep = dep
+        self.levers = levers_on(dep.levers)
         # a lever whose step work is not linear in the step's sums (LoRA adapters read) takes the general path
-        self.exact = not m.num_sliding_layers and all(lever.linear_step_work for lever in levers_on(dep.levers))
+        self.exact = not m.num_sliding_layers and all(lever.linear_step_work for lever in self.levers)
+        own = dataclasses.replace(dep, levers=Levers()) if self.levers else dep  # the model's own work only
         self.per_token = float(linear_flops(m, 1, 2) - linear_flops(m, 1, 1))  # 2 x body params
         self.per_sequence = float(linear_flops(m, 1, 1)) - self.per_token  # 2 x vocab x hidden (LM head)
         self.per_pair = float(attention_flops(m, 1, 1, 0))  # one query-key pair in every layer
@@ -67,13 +72,22 @@ class StepModel:
             "steps": 1.0,
             "comm_s": 0.0,
         }
-        self.s_per_flop = float(work_time(dep, **{**unit, "linear": 1.0}).compute_s)
-        self.s_per_pair = float(work_time(dep, **{**unit, "attention": 1.0}).compute_s) * self.per_pair
-        self.s_per_weight_byte = float(work_time(dep, **{**unit, "weights": 1.0}).memory_s)
-        self.s_per_kv_token = float(work_time(dep, **{**unit, "kv_per_gpu": 1.0}).memory_s) * self.kv_per_token
-        self.overhead = float(work_time(dep, **unit).overhead_s)
-        self.host = float(work_time(dep, **unit).host_s)  # offloaded weights read every step
-        self.s_per_scheduled = float(work_time(dep, **{**unit, "sequence_steps": 1.0}).overhead_s) - self.overhead
+        self.s_per_flop = float(work_time(own, **{**unit, "linear": 1.0}).compute_s)
+        self.s_per_pair = float(work_time(own, **{**unit, "attention": 1.0}).compute_s) * self.per_pair
+        self.s_per_weight_byte = float(work_time(own, **{**unit, "weights": 1.0}).memory_s)
+        self.s_per_kv_token = float(work_time(own, **{**unit, "kv_per_gpu": 1.0}).memory_s) * self.kv_per_token
+        self.overhead = float(work_time(own, **unit).overhead_s)
+        self.s_per_scheduled = float(work_time(own, **{**unit, "sequence_steps": 1.0}).overhead_s) - self.overhead
+
+    def _lever_terms(self, tokens: float, sequences: int) -> tuple[float, float, float]:
+        """(FLOPs, weight bytes, host-read seconds) the levers add to one step of this size."""
+        flops = weight_bytes = host_bytes = 0.0
+        for lever in self.levers:
+            work = lever.step_work(self.dep, tokens, sequences, 1.0)
+            flops += float(np.sum(work.flops))
+            weight_bytes += float(np.sum(work.weight_bytes))
+            host_bytes += float(np.sum(work.host_bytes))
+        return flops, weight_bytes, float(host_read_seconds(self.dep.gpu, self.dep.efficiency, host_bytes))
 
     def _token_terms(self, tokens: float) -> tuple[float, float]:
         """(weight bytes read, all-reduce seconds) for a step of ``tokens`` tokens."""
@@ -110,10 +124,12 @@ class StepModel:
             return step_seconds(self.dep, new, cached)
         tokens = float(new.sum())
         weights, comm = self._token_terms(tokens)
+        lever_flops, lever_bytes, host_s = self._lever_terms(tokens, len(new)) if self.levers else (0.0, 0.0, 0.0)
         pairs = float(attended_pairs(new, cached).sum())
-        compute = (self.per_token * tokens + self.per_sequence * len(new)) * self.s_per_flop + pairs * self.s_per_pair
-        memory = weights * self.s_per_weight_byte + float((cached + new).sum()) * self.s_per_kv_token
-        return max(compute, memory) + comm + self.overhead + self.host + len(new) * self.s_per_scheduled
+        linear = self.per_token * tokens + self.per_sequence * len(new) + lever_flops
+        compute = linear * self.s_per_flop + pairs * self.s_per_pair
+        memory = (weights + lever_bytes) * self.s_per_weight_byte + float((cached + new).sum()) * self.s_per_kv_token
+        return max(compute, memory) + comm + self.overhead + host_s + len(new) * self.s_per_scheduled
 
 
 def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
@@ -190,10 +206,17 @@ class StepTimer:
         self.levers = levers_on(dep.levers)
 
     def spill_s(self, blocks_used: float) -> float:
-        """Reading the KV held beyond the GPU's blocks from host memory, once per step [s]."""
+        """Reading the KV the levers spill beyond the GPU's blocks from host memory, once per step [s]
+        (:meth:`core.levers.base.Lever.spilled_kv_bytes`, the static model's rule)."""
         if blocks_used <= self.gpu_blocks:
             return 0.0
-        return host_read_seconds(self.dep.gpu, self.dep.efficiency, (blocks_used - self.gpu_blocks) * self.block_bytes)
+        spilled = sum(
+            lever.spilled_kv_bytes(
+                self.dep, lambda: blocks_used * self.block_bytes, lambda: self.gpu_blocks * self.block_bytes
+            )
+            for lever in self.levers
+        )
+        return float(host_read_seconds(self.dep.gpu, self.dep.efficiency, spilled)) if spilled else 0.0
 
     def step(self, new: np.ndarray, cached: np.ndarray, chunk_sizes: np.ndarray, chunk_cached: np.ndarray, used: float):
         """One step of decodes and prompt chunks (``new`` tokens on ``cached`` ones per sequence)."""

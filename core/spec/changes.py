@@ -1,9 +1,10 @@
 """The single changes the tool tries on a deployment, listed once.
 
-The Explorer's advice (what would make it fit, :mod:`core.estimate.advice`), the planner's fixes
-(:mod:`core.planning.fixes`) and the sensitivity tornado (:mod:`core.validation.sensitivity`) take
-their candidates from here and build each variant with :class:`~core.spec.deployment.Deployment`'s
-``with_*`` methods, so a format, a parallel degree or an engine setting means the same in all three.
+The Explorer's advice (what would make it fit, :mod:`core.estimate.advice`) and the planner's fixes
+(:mod:`core.planning.fixes`) take their candidate formats and parallel degrees from here. They and
+the sensitivity tornado (:mod:`core.validation.sensitivity`) build engine, efficiency, lever and
+parallelism variants with :class:`~core.spec.deployment.Deployment`'s ``with_*`` methods, so a
+change means the same in all three.
 """
 
 from __future__ import annotations

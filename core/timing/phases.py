@@ -3,7 +3,7 @@
 One code path for both: a *phase* runs ``sequences`` requests, each adding ``new_tokens`` tokens to
 ``context`` tokens already cached, over ``steps`` engine steps (:func:`phase_time`, the roofline of
 :mod:`core.timing.roofline` on the work of :mod:`core.timing.work`). Prefill of B prompts of length
-I is (B, I - cached, cached, max(1, B I / max_num_batched_tokens)); one decode step is
+I is (B, I - cached, cached, max(1, B (I - cached) / max_num_batched_tokens)); one decode step is
 (B, 1, context, 1). Pipeline stages run one after another for a token, so PP does not shorten a
 step. Every function accepts numpy arrays and broadcasts them.
 
