@@ -16,7 +16,8 @@ from core.spec.deployment import Deployment, Workload
 from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency, tensor_split_error
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
-from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
+from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
+from core.spec.support import kv_for
 from core.validation.calibrate import Calibration
 from ui import url_inputs
 from ui.custom import custom_gpu_form, import_model_form
@@ -253,7 +254,7 @@ def _store_scenario(
             model=model,
             gpu=gpu,
             weights=weights,
-            kv=kv_precision(kv_name, weights),
+            kv=kv_for(kv_name, weights, gpu),
             parallel=Parallelism(tp=tp),
             engine=engine,
             levers=levers.build(models),

@@ -20,7 +20,8 @@ from core.spec.catalog import Catalog, resolve, resolve_model
 from core.spec.deployment import Deployment
 from core.spec.engine import EngineConfig, Parallelism
 from core.spec.names import ModelMatch
-from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
+from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
+from core.spec.support import kv_for
 
 
 class UsageError(Exception):
@@ -133,7 +134,7 @@ def deployment_from_args(
         model=model,
         gpu=gpu,
         weights=weights,
-        kv=kv_precision(args.kv_dtype, weights),
+        kv=kv_for(args.kv_dtype, weights, gpu),
         parallel=parallelism_from_args(args),
         engine=EngineConfig(
             gpu_memory_utilization=args.gpu_memory_utilization,

@@ -9,6 +9,7 @@ from core.memory.capacity import KvCapacity
 from core.messages import notice
 from core.spec import units
 from core.spec.deployment import Deployment, Workload
+from core.spec.support import matmul_peak, serving_dtype, weight_only
 from core.timing.phases import phase_time
 
 
@@ -44,8 +45,13 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
         )
     if workload.batch > max_seqs:
         yield notice("batch_exceeds_max_num_seqs", batch=workload.batch, max_num_seqs=max_seqs)
-    _, used = dep.gpu.flops_for(dep.weights)
-    if used != dep.weights.compute:
+    _, used = matmul_peak(dep.gpu, dep.weights)
+    cast = serving_dtype(dep.gpu, dep.weights)
+    if cast is not None:  # the checkpoint is served in float16: no bf16 units is what that says
+        yield notice("bf16_as_fp16", gpu=dep.gpu.name, capability=dep.gpu.compute_capability, used=cast.label)
+    elif weight_only(dep.gpu, dep.weights):
+        yield notice("weight_only_kernel", gpu=dep.gpu.name, format=dep.weights.label, used=used.upper())
+    elif used != dep.weights.compute:
         yield notice(
             "no_native_compute",
             gpu=dep.gpu.name,

@@ -16,5 +16,6 @@ __all__ = [
     "names",  # model names as people type them: ModelMatch, find_models, match_model
     "params",  # parameter counts by group
     "precision",  # Precision, WEIGHT_PRECISIONS, KV_PRECISIONS
+    "support",  # what vLLM runs on which GPU: minimum capabilities, weight-only kernels, bf16 -> fp16
     "units",  # GB vs GiB, TERA, MS, US
 ]

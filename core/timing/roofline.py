@@ -20,6 +20,7 @@ import numpy as np
 from core.levers.registry import levers_on
 from core.spec.deployment import Deployment
 from core.spec.precision import ACTIVATION_PRECISION
+from core.spec.support import matmul_peak as matmul_peak_for
 from core.timing.comm import comm_seconds
 from core.timing.host_link import host_read_seconds
 
@@ -75,7 +76,7 @@ def work_time(
     may pass :func:`comm_seconds` of the same tokens and steps when it is already known;
     ``host_bytes`` are bytes per GPU read from host memory. The levers that are on add their work."""
     gpu, eff, tp = dep.gpu, dep.efficiency, dep.parallel.tp
-    matmul_peak, _ = gpu.flops_for(dep.weights)
+    matmul_peak, _ = matmul_peak_for(gpu, dep.weights)
     attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
     host = host_bytes
     levers = levers_on(dep.levers)
