@@ -16,6 +16,7 @@ __all__ = [
     "names",  # model names as people type them: ModelMatch, find_models, match_model
     "params",  # parameter counts by group
     "precision",  # Precision, WEIGHT_PRECISIONS, KV_PRECISIONS
+    "quantization",  # quantization_config -> the weight format a checkpoint stores
     "support",  # what vLLM runs on which GPU: minimum capabilities, weight-only kernels, bf16 -> fp16
     "units",  # GB vs GiB, TERA, MS, US
 ]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.spec.model import MlaSpec, ModelSpec, MoeSpec
+from core.spec.quantization import CheckpointFormat, QuantizationError, checkpoint_format
 
 MAX_CONFIG_BYTES = 2_000_000  # a real config.json is a few KB; refuse megabytes of junk
 
@@ -42,7 +43,6 @@ _CLASS_DEFAULTS = {
 }
 # vLLM serves float32 checkpoints (e.g. Gemma-2 base) in 16 bits by default
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "bf16"}
-_QUANT_METHODS = {"fp8": "fp8", "mxfp4": "mxfp4", "awq": "int4", "gptq": "int4", "nvfp4": "nvfp4"}
 
 
 class ConfigError(ValueError):
@@ -115,6 +115,7 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
             f"multiple of {kv_heads}"
         )
     sliding_window, sliding_layers = _sliding(cfg, model_type, layers)
+    quant = _checkpoint_format(config, cfg)
     default_id = str(config.get("_name_or_path") or model_type).rstrip("/").split("/")[-1].lower()
     fields: dict[str, Any] = {
         "id": default_id,
@@ -133,7 +134,8 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
         "mla": _mla(cfg) if model_type in ("deepseek_v2", "deepseek_v3") else None,
         "sliding_window": sliding_window,
         "sliding_layers": sliding_layers,
-        "native_dtype": _native_dtype(config, cfg),
+        "native_dtype": _native_dtype(config, cfg, quant),
+        "quantization": quant.detail if quant else "",
     }
     fields.update(meta)
     try:
@@ -246,9 +248,21 @@ def _sliding(cfg: Mapping[str, Any], model_type: str, layers: int) -> tuple[int 
     return _int(cfg, "sliding_window"), mask
 
 
-def _native_dtype(config: Mapping[str, Any], cfg: Mapping[str, Any]) -> str:
+def _checkpoint_format(config: Mapping[str, Any], cfg: Mapping[str, Any]) -> CheckpointFormat | None:
+    """The quantized format the checkpoint stores (:mod:`core.spec.quantization`), None if unquantized."""
     quant = config.get("quantization_config") or cfg.get("quantization_config")
-    if isinstance(quant, Mapping) and quant.get("quant_method") in _QUANT_METHODS:
-        return _QUANT_METHODS[quant["quant_method"]]
+    if quant is None:
+        return None
+    if not isinstance(quant, Mapping):
+        raise ConfigError(f"config.json: field 'quantization_config' must be an object, got {type(quant).__name__}")
+    try:
+        return checkpoint_format(quant)
+    except QuantizationError as err:
+        raise ConfigError(f"config.json: {err}") from None
+
+
+def _native_dtype(config: Mapping[str, Any], cfg: Mapping[str, Any], quant: CheckpointFormat | None) -> str:
+    if quant is not None:
+        return quant.weights
     dtype = cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or config.get("dtype")
     return _DTYPES.get(dtype, "bf16")

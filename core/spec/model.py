@@ -85,6 +85,8 @@ class ModelSpec:
     """Per layer, True when that layer attends only to the last ``sliding_window`` tokens."""
     native_dtype: str = "bf16"
     """Weight format of the published checkpoint (bf16, fp8, mxfp4, ...)."""
+    quantization: str = ""
+    """What the checkpoint's quantization_config says (method, bits, groups), when it has one."""
     hf_id: str = ""
     model_type: str = ""
     params_total_published: float | None = None

@@ -114,7 +114,10 @@ class ModelMatch:
 
     def describe(self, weights: str) -> str:
         """One line: ``meta-llama/Llama-3.1-8B-Instruct -> Llama-3.1-8B architecture, bf16``."""
-        return f"{self.typed.strip()} -> {self.model.name} architecture, {weights}"
+        stored = (
+            f" ({self.model.quantization})" if self.model.quantization and weights == self.model.native_dtype else ""
+        )
+        return f"{self.typed.strip()} -> {self.model.name} architecture, {weights}{stored}"
 
     def as_dict(self, weights: str) -> dict[str, str]:
         """The match as JSON: what was typed, the architecture, how it matched, the weights, the served name."""
