@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
+# No test touches the network: the Hub is offline unless a test serves it itself (tests/test_hub.py)
+os.environ["HF_HUB_OFFLINE"] = "1"
+
 import pytest
 
 from core.spec.catalog import Catalog, load_catalog

@@ -123,7 +123,7 @@ def deployment_from_args(
     args: argparse.Namespace, catalog: Catalog, max_model_len: int | None
 ) -> tuple[Deployment, ModelMatch]:
     """The deployment the arguments describe, and what ``--model`` resolved to."""
-    match = resolve(args.model, catalog)
+    match = resolve(args.model, catalog, online=True)
     model = match.deployed_model()
     try:
         gpu = catalog.gpu(args.gpu)

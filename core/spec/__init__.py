@@ -12,6 +12,7 @@ __all__ = [
     "engine",  # Parallelism, Efficiency, EngineConfig, the tensor-parallel split rule
     "gpu",  # GpuSpec
     "hf_config",  # config.json -> ModelSpec
+    "hub",  # a repo's config.json from the Hugging Face Hub (HF_TOKEN, HF_ENDPOINT, offline path)
     "model",  # ModelSpec, MoeSpec, MlaSpec
     "names",  # model names as people type them: ModelMatch, find_models, match_model
     "params",  # parameter counts by group

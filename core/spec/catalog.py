@@ -7,6 +7,7 @@ One TOML file per model (``data/models/<id>.toml``: source, published counts and
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import tomllib
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 from core.spec import units
 from core.spec.gpu import GpuSpec
 from core.spec.hf_config import model_from_config, read_config
+from core.spec.hub import HubError, fetch_config, looks_like_repo_id
 from core.spec.model import ModelSpec
 from core.spec.names import ModelMatch, find_models, match_model
 
@@ -143,10 +145,11 @@ def load_gpu_file(path: Path) -> GpuSpec:
         raise CatalogError(f"{path.name}: {err}") from None
 
 
-def resolve(ref: str, catalog: Catalog) -> ModelMatch:
+def resolve(ref: str, catalog: Catalog, *, online: bool = False) -> ModelMatch:
     """What ``ref`` names: a catalog model by id, name or Hugging Face id (case-insensitive), a repo
     derived from one (an instruct tune, a dated release, a quantized upload: :mod:`core.spec.names`),
-    or a path to a config.json. Raises ValueError saying what was tried and what it may have meant."""
+    or a path to a config.json; with ``online``, any other repo id's config.json from the Hub
+    (:mod:`core.spec.hub`). Raises ValueError saying what was tried and what it may have meant."""
     found, how = find_models(ref, catalog.models)
     if how == "id":
         return ModelMatch(typed=ref, model=found[0], how=how)
@@ -160,6 +163,13 @@ def resolve(ref: str, catalog: Catalog) -> ModelMatch:
     if found:
         options = ", ".join(f"{m.id} ({m.hf_id})" for m in found[:5])
         raise ValueError(f"model {ref!r} could be any of: {options}; name one of them")
+    if online and looks_like_repo_id(ref):
+        try:
+            config = fetch_config(ref)
+        except HubError as err:
+            raise ValueError(f"model {ref!r} is not in the catalog and {err}") from None
+        model = model_from_config(config, id=ref.strip().split("/")[-1].lower(), name=ref.strip().split("/")[-1])
+        return ModelMatch(typed=ref, model=dataclasses.replace(model, hf_id=ref.strip()), how="hub")
     known = ", ".join(m.id for m in catalog.models)
     raise ValueError(
         f"unknown model {ref!r}: not a catalog id, name or Hugging Face id, a repo derived from one, "

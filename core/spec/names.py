@@ -102,8 +102,8 @@ class ModelMatch:
     model: ModelSpec
     how: str
     """'id' (a catalog id, name or HF id as it stands), 'derived' (a tune, release or quantized
-    upload of a catalog architecture), 'closest' (the best of several tokens-only matches) or
-    'config' (a config.json)."""
+    upload of a catalog architecture), 'closest' (the best of several tokens-only matches),
+    'config' (a config.json file) or 'hub' (the repo's config.json fetched from the Hub)."""
     weight_dtype: str | None = None
     """The weight format the name states (``-FP8``, ``-AWQ``); None when it states none."""
 

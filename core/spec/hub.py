@@ -1,0 +1,73 @@
+"""A model's ``config.json`` from the Hugging Face Hub, when the machine can reach it.
+
+Only the configuration is read (never weights), through ``huggingface_hub``: it honours
+``HF_TOKEN`` for gated and private repos, ``HF_ENDPOINT`` for a mirror (for example
+``https://hf-mirror.com``), ``HF_HUB_OFFLINE=1`` to stay offline, and keeps what it fetched in its
+disk cache (``HF_HOME``), so a repo fetched once also resolves offline afterwards. Every failure
+becomes a :class:`HubError` whose message says what to do, the offline path included: paste or
+upload the repo's config.json, or pass its path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from core.spec.hf_config import read_config
+
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+TIMEOUT_S = 10.0
+OFFLINE_HINT = "paste or upload its config.json (or pass the file's path) to use it offline"
+
+
+class HubError(ValueError):
+    """The Hub could not give this repo's config.json; the message says why and what to do."""
+
+
+def looks_like_repo_id(ref: str) -> bool:
+    """Whether ``ref`` has the shape of a Hub repo id (``owner/name``), not a file path."""
+    return bool(REPO_ID.match(ref.strip())) and not Path(ref.strip()).exists()
+
+
+def fetch_config(repo_id: str, *, endpoint: str | None = None, token: str | None = None) -> dict[str, Any]:
+    """The repo's config.json as a dict, from the Hub at ``endpoint`` (default ``HF_ENDPOINT`` or
+    huggingface.co) with ``token`` (default ``HF_TOKEN``); raises HubError."""
+    repo_id = repo_id.strip()
+    if not REPO_ID.match(repo_id):
+        raise HubError(f"{repo_id!r} is not a Hugging Face repo id (owner/name)")
+    try:
+        import huggingface_hub
+        from huggingface_hub import constants, errors
+    except ImportError:  # pragma: no cover - a declared dependency; said plainly if it is missing
+        raise HubError(f"huggingface_hub is not installed; {OFFLINE_HINT}") from None
+    endpoint = endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+    where = endpoint.rstrip("/")
+    token = token or os.environ.get("HF_TOKEN") or None
+    try:
+        if not constants.is_offline_mode():  # one request without retries first, so no network fails fast
+            url = huggingface_hub.hf_hub_url(repo_id, "config.json", endpoint=endpoint)
+            huggingface_hub.get_hf_file_metadata(url, token=token, timeout=TIMEOUT_S, endpoint=endpoint)
+        path = huggingface_hub.hf_hub_download(
+            repo_id, "config.json", endpoint=endpoint, token=token, etag_timeout=TIMEOUT_S
+        )
+    except (errors.OfflineModeIsEnabled, errors.LocalEntryNotFoundError):
+        raise HubError(
+            f"{repo_id} is not in the local cache and the Hub is not reachable (offline mode or no network); "
+            f"{OFFLINE_HINT}"
+        ) from None
+    except errors.GatedRepoError:
+        raise HubError(
+            f"{repo_id} is gated on {where}: accept its licence there and set HF_TOKEN, or {OFFLINE_HINT}"
+        ) from None
+    except errors.RepositoryNotFoundError:
+        raise HubError(
+            f"{where} has no repo {repo_id} (or it is private: set HF_TOKEN); check the name, or {OFFLINE_HINT}"
+        ) from None
+    except errors.EntryNotFoundError:
+        raise HubError(f"{repo_id} on {where} has no config.json; {OFFLINE_HINT}") from None
+    except Exception as err:  # network and HTTP failures of any library version: said, never a traceback
+        reason = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+        raise HubError(f"could not fetch {repo_id} from {where} ({reason}); {OFFLINE_HINT}") from None
+    return read_config(Path(path))
