@@ -70,3 +70,32 @@ def test_a_shared_link_keeps_the_typed_name():
     at = open_app(model="Qwen3-8B", model_search="Qwen/Qwen3-8B-FP8")
     dep = at.session_state["scenario"].deployment
     assert dep.model.hf_id == "Qwen/Qwen3-8B-FP8" and dep.weights.name == "fp8"
+
+
+def test_a_repo_outside_the_catalog_is_fetched_from_the_hub_on_request(monkeypatch, tmp_path):
+    import huggingface_hub.constants
+
+    from tests.hub_server import HubStandIn
+    from tests.test_hub import TINY
+
+    hub = HubStandIn({"acme/Tiny-Llama-Instruct": TINY})
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    try:
+        at = search(open_app(), "acme/Tiny-Llama-Instruct")
+        at.button(key="model_search_fetch").click().run()
+        assert not at.exception
+        dep = at.session_state["scenario"].deployment
+        assert dep.model.hf_id == "acme/Tiny-Llama-Instruct" and dep.model.hidden_size == TINY["hidden_size"]
+        assert "Matched" in captions(at)
+    finally:
+        hub.close()
+
+
+def test_offline_the_fetch_says_so_and_keeps_the_name():
+    at = search(open_app(), "acme/Never-Fetched")  # the tests run with HF_HUB_OFFLINE=1
+    at.button(key="model_search_fetch").click().run()
+    assert not at.exception
+    assert any("paste or upload its config.json" in e.value for e in at.sidebar.error)
+    assert at.text_input(key="model_search").value == "acme/Never-Fetched"

@@ -4,8 +4,13 @@ catalog architecture, which then becomes the model the list below shows."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import streamlit as st
 
+from core.spec.hf_config import ConfigError, model_from_config
+from core.spec.hub import HubError, fetch_config, looks_like_repo_id
 from core.spec.model import ModelSpec
 from core.spec.names import ModelMatch, find_models, match_model
 from ui.i18n import t
@@ -13,6 +18,7 @@ from ui.safe import escape_markdown
 
 SEARCH_KEY = "model_search"
 MAX_CHARS = 200
+SAFE = re.compile(r"[^a-z0-9._-]+")
 
 
 def _select_match(models: dict[str, ModelSpec]) -> None:
@@ -20,6 +26,26 @@ def _select_match(models: dict[str, ModelSpec]) -> None:
     match = match_model(st.session_state.get(SEARCH_KEY, ""), models.values())
     if match is not None:
         st.session_state["model"] = match.model.id
+
+
+FETCH_ERROR_KEY = "model_search_fetch_error"
+
+
+def _fetch(repo_id: str) -> None:
+    """Fetch the repo's config.json from the Hub; on success the model joins the list and is chosen."""
+    st.session_state.pop(FETCH_ERROR_KEY, None)
+    try:
+        name = repo_id.split("/")[-1]
+        model = model_from_config(fetch_config(repo_id), id="hub-" + SAFE.sub("-", repo_id.lower()), name=name)
+    except (HubError, ConfigError) as err:
+        st.session_state[FETCH_ERROR_KEY] = (
+            repo_id,
+            t("sidebar.model_search_fetch_failed", error=escape_markdown(str(err))),
+        )
+        return
+    model = dataclasses.replace(model, hf_id=repo_id)
+    st.session_state.setdefault("custom_models", {})[model.id] = model
+    st.session_state["model"] = model.id
 
 
 def clear_search(models: dict[str, ModelSpec]) -> None:
@@ -60,6 +86,11 @@ def searched_model(models: dict[str, ModelSpec], model_id: str) -> ModelSpec:
             st.caption(t("sidebar.model_search_ambiguous", typed=escape_markdown(typed), models=escape_markdown(names)))
         else:
             st.warning(t("sidebar.model_search_none", typed=escape_markdown(typed)))
+            if looks_like_repo_id(typed):
+                st.button(t("sidebar.model_search_fetch"), key="model_search_fetch", on_click=_fetch, args=(typed,))
+        failed = st.session_state.get(FETCH_ERROR_KEY)
+        if failed and failed[0] == typed:  # shown while the name it was made from is still there
+            st.error(failed[1])
         return model
     if match.model.id != model_id:
         return model
