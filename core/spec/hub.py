@@ -49,7 +49,9 @@ def fetch_config(repo_id: str, *, endpoint: str | None = None, token: str | None
         if not constants.is_offline_mode():  # one request without retries first, so no network fails fast
             url = huggingface_hub.hf_hub_url(repo_id, "config.json", endpoint=endpoint)
             huggingface_hub.get_hf_file_metadata(url, token=token, timeout=TIMEOUT_S, endpoint=endpoint)
-        path = huggingface_hub.hf_hub_download(
+        # the latest revision on purpose: only config.json is read, as size-capped JSON (read_config),
+        # never code or pickled weights, so an unpinned revision cannot run anything here
+        path = huggingface_hub.hf_hub_download(  # nosec B615
             repo_id, "config.json", endpoint=endpoint, token=token, etag_timeout=TIMEOUT_S
         )
     except (errors.OfflineModeIsEnabled, errors.LocalEntryNotFoundError):
