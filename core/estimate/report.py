@@ -146,6 +146,7 @@ def model_to_dict(m: ModelSpec) -> dict[str, Any]:
         "sliding_layers": m.num_sliding_layers,
         "max_context": m.max_context,
         "native_dtype": m.native_dtype,
+        "quantization": m.quantization or None,
         "params_total_b": round(p.total / 1e9, 3),
         "params_active_b": round(p.active / 1e9, 3),
         "params_total_published_b": m.params_total_published and round(m.params_total_published / 1e9, 3),
