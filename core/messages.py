@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from core.spec import units
 from core.spec.catalog import DATA_DIR
 
 MESSAGES_PATH = DATA_DIR / "messages.toml"
@@ -55,3 +56,8 @@ class Notice:
 
 def notice(code: str, **params: Any) -> Notice:
     return Notice(code, tuple((k, str(v)) for k, v in params.items()))
+
+
+def gib_text(value: float) -> str:
+    """Bytes as notices quote them [bytes -> "1.25 GiB"]."""
+    return f"{value / units.GiB:.2f} GiB"

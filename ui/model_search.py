@@ -4,13 +4,10 @@ catalog architecture, which then becomes the model the list below shows."""
 
 from __future__ import annotations
 
-import dataclasses
-import re
-
 import streamlit as st
 
-from core.spec.hf_config import ConfigError, model_from_config
-from core.spec.hub import HubError, fetch_config, looks_like_repo_id
+from core.spec.hf_config import ConfigError
+from core.spec.hub import HubError, fetch_model, looks_like_repo_id
 from core.spec.model import ModelSpec
 from core.spec.names import ModelMatch, find_models, match_model
 from ui.i18n import t
@@ -18,7 +15,6 @@ from ui.safe import escape_markdown
 
 SEARCH_KEY = "model_search"
 MAX_CHARS = 200
-SAFE = re.compile(r"[^a-z0-9._-]+")
 
 
 def _select_match(models: dict[str, ModelSpec]) -> None:
@@ -35,15 +31,13 @@ def _fetch(repo_id: str) -> None:
     """Fetch the repo's config.json from the Hub; on success the model joins the list and is chosen."""
     st.session_state.pop(FETCH_ERROR_KEY, None)
     try:
-        name = repo_id.split("/")[-1]
-        model = model_from_config(fetch_config(repo_id), id="hub-" + SAFE.sub("-", repo_id.lower()), name=name)
+        model = fetch_model(repo_id)
     except (HubError, ConfigError) as err:
         st.session_state[FETCH_ERROR_KEY] = (
             repo_id,
             t("sidebar.model_search_fetch_failed", error=escape_markdown(str(err))),
         )
         return
-    model = dataclasses.replace(model, hf_id=repo_id)
     st.session_state.setdefault("custom_models", {})[model.id] = model
     st.session_state["model"] = model.id
 

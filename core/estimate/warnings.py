@@ -6,32 +6,27 @@ from __future__ import annotations
 from core.levers.registry import levers_on
 from core.memory.budget import GpuMemory
 from core.memory.capacity import KvCapacity
-from core.messages import notice
-from core.spec import units
+from core.messages import gib_text, notice
 from core.spec.deployment import Deployment, Workload
 from core.spec.support import matmul_peak, serving_dtype, weight_only
 from core.timing.phases import phase_time
-
-
-def _gib(value: float) -> str:
-    return f"{value / units.GiB:.2f} GiB"
 
 
 def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: KvCapacity, max_seqs: int):
     if memory.kv_budget <= 0:
         yield notice(
             "does_not_fit",
-            needed=_gib(memory.non_kv),
+            needed=gib_text(memory.non_kv),
             share=f"{dep.engine.gpu_memory_utilization:.0%}",
-            usable=_gib(memory.capacity - memory.driver_reserved - memory.held_back),
-            short=_gib(-memory.kv_budget),
+            usable=gib_text(memory.capacity - memory.driver_reserved - memory.held_back),
+            short=gib_text(-memory.kv_budget),
         )
     elif memory.kv_in_use > memory.kv_space:
         yield notice(
             "batch_exceeds_kv",
             batch=workload.batch,
-            needed=_gib(memory.kv_in_use),
-            budget=_gib(memory.kv_space),
+            needed=gib_text(memory.kv_in_use),
+            budget=gib_text(memory.kv_space),
             fit=kv.max_concurrency_at_request_len,
             tokens=workload.request_len,
         )
@@ -39,8 +34,8 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
         yield notice(
             "vllm_refuses_start",
             max_model_len=dep.max_model_len,
-            needed=_gib(kv.bytes_per_max_len_request),
-            budget=_gib(memory.kv_budget),
+            needed=gib_text(kv.bytes_per_max_len_request),
+            budget=gib_text(memory.kv_budget),
             longest=kv.capacity_tokens,
         )
     if workload.batch > max_seqs:

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.levers.base import Lever, MemoryPart, PartLabel
-from core.messages import notice
-from core.spec import units
+from core.messages import gib_text, notice
 from core.spec.model import ModelSpec
 from core.spec.precision import ACTIVATION_PRECISION
 
@@ -72,7 +71,7 @@ class EagerAttentionLever(Lever):
 
     def notices(self, dep: Deployment, workload, memory, phase):
         if scores := memory.part("attention_scores"):
-            yield notice("eager_scores", scores=f"{scores / units.GiB:.2f} GiB")
+            yield notice("eager_scores", scores=gib_text(scores))
 
 
 LEVER = EagerAttentionLever()

@@ -17,7 +17,7 @@ import numpy as np
 
 from core.levers.base import Lever, MemoryPart, PartLabel, StepWork
 from core.memory.weights import weight_bytes_per_gpu
-from core.messages import notice
+from core.messages import gib_text, notice
 from core.spec import units
 from core.timing.host_link import host_read_bandwidth, host_read_seconds
 
@@ -80,7 +80,7 @@ class OffloadLever(Lever):
         if offload.weights_bytes:
             yield notice(
                 "offload_latency",
-                offloaded=f"{offload.weights_bytes / units.GiB:.2f} GiB",
+                offloaded=gib_text(offload.weights_bytes),
                 link=dep.gpu.host_link_generation,
                 bandwidth=f"{host_read_bandwidth(dep.gpu, eff) / units.GB:.1f} GB/s",
                 ms=f"{host_read_seconds(dep.gpu, eff, offload.weights_bytes) / units.MS:.0f} ms",
@@ -89,7 +89,7 @@ class OffloadLever(Lever):
         if spilled > 0:
             yield notice(
                 "kv_spill",
-                spilled=f"{spilled / units.GiB:.2f} GiB",
+                spilled=gib_text(spilled),
                 ms=f"{host_read_seconds(dep.gpu, eff, spilled) / units.MS:.0f} ms",
             )
 

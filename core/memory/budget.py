@@ -122,6 +122,8 @@ def _gpu_memory(dep: Deployment) -> GpuMemory:
     static = weights
     activations = activation_peak_bytes(dep.model, tokens, seqs)
     peak = activations
+    # weights moved to the host come off first, then the other parts are added: the order the
+    # budget has always been summed in (one loop would move the last bit of the float)
     for p in parts:
         if p.kind == "host_weights":
             weights -= p.bytes

@@ -7,7 +7,6 @@ One TOML file per model (``data/models/<id>.toml``: source, published counts and
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import tomllib
 from dataclasses import dataclass
@@ -17,9 +16,9 @@ from typing import Any
 from core.spec import units
 from core.spec.gpu import GpuSpec
 from core.spec.hf_config import model_from_config, read_config
-from core.spec.hub import HubError, fetch_config, looks_like_repo_id
+from core.spec.hub import HubError, fetch_model, looks_like_repo_id
 from core.spec.model import ModelSpec
-from core.spec.names import ModelMatch, find_models, match_model
+from core.spec.names import ModelMatch, find_models, pick_match
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
@@ -157,7 +156,7 @@ def resolve(ref: str, catalog: Catalog, *, online: bool = False) -> ModelMatch:
     if path.suffix == ".json" or path.is_file():
         name = path.stem if path.stem != "config" else path.parent.name or "custom"
         return ModelMatch(typed=ref, model=model_from_config(read_config(path), id=name), how="config")
-    match = match_model(ref, catalog.models)
+    match = pick_match(ref, found, how)
     if match is not None:
         return match
     if found:
@@ -165,11 +164,9 @@ def resolve(ref: str, catalog: Catalog, *, online: bool = False) -> ModelMatch:
         raise ValueError(f"model {ref!r} could be any of: {options}; name one of them")
     if online and looks_like_repo_id(ref):
         try:
-            config = fetch_config(ref)
+            return ModelMatch(typed=ref, model=fetch_model(ref), how="hub")
         except HubError as err:
             raise ValueError(f"model {ref!r} is not in the catalog and {err}") from None
-        model = model_from_config(config, id=ref.strip().split("/")[-1].lower(), name=ref.strip().split("/")[-1])
-        return ModelMatch(typed=ref, model=dataclasses.replace(model, hf_id=ref.strip()), how="hub")
     known = ", ".join(m.id for m in catalog.models)
     raise ValueError(
         f"unknown model {ref!r}: not a catalog id, name or Hugging Face id, a repo derived from one, "

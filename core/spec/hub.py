@@ -15,8 +15,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core.spec.hf_config import read_config
+from core.spec.hf_config import model_from_config, read_config
+from core.spec.model import ModelSpec
 
+UNSAFE_ID = re.compile(r"[^a-z0-9._-]+")
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 TIMEOUT_S = 10.0
 OFFLINE_HINT = "paste or upload its config.json (or pass the file's path) to use it offline"
@@ -37,11 +39,10 @@ def fetch_config(repo_id: str, *, endpoint: str | None = None, token: str | None
     repo_id = repo_id.strip()
     if not REPO_ID.match(repo_id):
         raise HubError(f"{repo_id!r} is not a Hugging Face repo id (owner/name)")
-    try:
-        import huggingface_hub
-        from huggingface_hub import constants, errors
-    except ImportError:  # pragma: no cover - a declared dependency; said plainly if it is missing
-        raise HubError(f"huggingface_hub is not installed; {OFFLINE_HINT}") from None
+    # imported here, not at the top: only a fetch pays for loading it (every CLI run imports this module)
+    import huggingface_hub
+    from huggingface_hub import constants, errors
+
     endpoint = endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
     where = endpoint.rstrip("/")
     token = token or os.environ.get("HF_TOKEN") or None
@@ -73,3 +74,12 @@ def fetch_config(repo_id: str, *, endpoint: str | None = None, token: str | None
         reason = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
         raise HubError(f"could not fetch {repo_id} from {where} ({reason}); {OFFLINE_HINT}") from None
     return read_config(Path(path))
+
+
+def fetch_model(repo_id: str) -> ModelSpec:
+    """The repo's architecture from its config.json on the Hub (:func:`fetch_config`), with id
+    ``hub-<owner>-<name>`` and the repo as its Hugging Face id; raises HubError or ConfigError."""
+    repo_id = repo_id.strip()
+    config = fetch_config(repo_id)
+    model_id = "hub-" + UNSAFE_ID.sub("-", repo_id.lower().replace("/", "-"))
+    return model_from_config(config, id=model_id, name=repo_id.split("/")[-1], hf_id=repo_id)

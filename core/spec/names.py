@@ -168,8 +168,12 @@ def _extra_tokens(wanted: set[str], model: ModelSpec) -> int | None:
 
 def match_model(name: str, models: Iterable[ModelSpec]) -> ModelMatch | None:
     """The catalog model ``name`` means, or None; a tokens-only match must be closer than the next."""
-    models = list(models)
-    found, how = find_models(name, models)
+    return pick_match(name, *find_models(name, list(models)))
+
+
+def pick_match(name: str, found: list[ModelSpec], how: str) -> ModelMatch | None:
+    """The match among ``find_models``' answer (``found``, ``how``) for ``name``, or None when there
+    is none or the two closest tokens-only matches are equally close."""
     if not found:
         return None
     if how == "closest" and len(found) > 1:
