@@ -211,7 +211,8 @@ def test_every_page_renders_in_both_languages(open_page, path, title, lang):
     expect(page.get_by_role("heading", name=title[lang], exact=True)).to_be_visible(timeout=30_000)
     expect(page.get_by_test_id("stSidebar").get_by_role("combobox").first).to_be_visible()
     if path in ("", "learn", "load-test", "validation"):
-        expect(page.locator(".js-plotly-plot").first).to_be_visible()
+        # a page's first visit computes (the validation set, the simulator) before its chart
+        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
     if path == "plan":
         expect(page.get_by_test_id("stCode").first).to_be_visible()
     if path == "catalog":

@@ -9,6 +9,7 @@ from core.estimate.result import Estimate
 from core.levers.registry import memory_part_labels
 from core.spec import units
 from core.spec.gpu import GpuSpec
+from core.spec.mixers import LayerKind
 from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
 
@@ -61,6 +62,9 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
         },
         "kv": {
             "bytes_per_token": round(kv.bytes_per_token),
+            "state_bytes_per_request": round(kv.state_bytes_per_request),
+            "bytes_per_request": round(kv.bytes_per_request),
+            "block_size": kv.block_size,
             "budget_gib_per_gpu": _gib(m.kv_budget),
             "capacity_tokens": kv.capacity_tokens,
             "max_concurrency_at_max_model_len": round(kv.max_concurrency_at_max_model_len, 3),
@@ -107,7 +111,16 @@ def format_estimate(e: Estimate) -> str:
         f"  KV in use (this batch) {mem['kv_cache_gib']:10.2f}",
         "",
         "KV cache",
-        f"  bytes per token        {kv['bytes_per_token'] / units.KiB:10.1f} KiB",
+        f"  bytes per token        {kv['bytes_per_token'] / units.KiB:10.1f} KiB"
+        + (" (attention layers only)" if d.model.is_hybrid else ""),
+        *(
+            [
+                f"  state per request      {kv['state_bytes_per_request'] / units.MiB:10.1f} MiB (any length)",
+                f"  block size             {kv['block_size']:10d} tokens (raised so a page holds a state)",
+            ]
+            if d.model.is_hybrid
+            else []
+        ),
         f"  capacity               {kv['capacity_tokens']:10d} tokens",
         f"  max concurrency at request length   {kv['max_concurrency_at_request_len']}",
         f"  vLLM's figure at max_model_len      {kv['max_concurrency_at_max_model_len']:.2f}x",
@@ -144,6 +157,9 @@ def model_to_dict(m: ModelSpec) -> dict[str, Any]:
         },
         "sliding_window": m.sliding_window,
         "sliding_layers": m.num_sliding_layers,
+        "layer_kinds": {kind.value: m.count_layers(kind) for kind in LayerKind if m.count_layers(kind)},
+        "sparse_attention_topk": m.indexer.topk if m.indexer else None,
+        "vision_params_b": round(p.vision / 1e9, 3) if m.vision else None,
         "max_context": m.max_context,
         "native_dtype": m.native_dtype,
         "quantization": m.quantization or None,

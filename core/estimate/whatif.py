@@ -18,6 +18,7 @@ from core.levers.offload import spilled_kv_bytes, weights_offload_to_fit
 from core.levers.prefix import cached_prompt_tokens, shared_prefix_tokens
 from core.levers.settings import Levers, Offload, PrefixCaching
 from core.levers.speculative import expected_tokens_per_step
+from core.memory.state import kv_block_size
 from core.spec.deployment import Deployment, Workload
 from core.timing.host_link import host_read_bandwidth, host_read_seconds
 from core.timing.phases import decode_step_time, plain_decode_step_time
@@ -145,7 +146,7 @@ def what_if(dep: Deployment, work: Workload) -> WhatIf:
             break_even_batch=break_even_batch(dep, work.decode_context),
         )
     if "prefix" in levers.active:
-        block = dep.engine.block_size
+        block = kv_block_size(dep)
         effects["prefix"] = PrefixEffect(
             comparison=compare(prefix=PrefixCaching()),
             shared_tokens=shared_prefix_tokens(levers.prefix, work.input_len, block),

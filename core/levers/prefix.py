@@ -20,6 +20,7 @@ import numpy as np
 
 from core.levers.base import Lever
 from core.levers.settings import PrefixCaching
+from core.memory.state import kv_block_size
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
@@ -46,10 +47,10 @@ class PrefixLever(Lever):
     name = "prefix"
 
     def shared_tokens(self, dep: Deployment, input_len):
-        return shared_prefix_tokens(dep.levers.prefix, input_len, dep.engine.block_size)
+        return shared_prefix_tokens(dep.levers.prefix, input_len, kv_block_size(dep))
 
     def cached_tokens(self, dep: Deployment, input_len):
-        return cached_prompt_tokens(dep.levers.prefix, input_len, dep.engine.block_size)
+        return cached_prompt_tokens(dep.levers.prefix, input_len, kv_block_size(dep))
 
 
 LEVER = PrefixLever()

@@ -69,6 +69,12 @@ def proposer_model(target: ModelSpec, spec: Speculative) -> ModelSpec | None:
         moe=moe,
         sliding_layers=(),
         sliding_window=None,
+        attention_chunked=False,
+        layer_kinds=(),
+        ffn_kinds=(),
+        linear_attention=None,
+        mamba=None,
+        vision=None,
         params_total_published=None,
         params_active_published=None,
     )

@@ -9,5 +9,6 @@ __all__ = [
     "capacity",  # KvCapacity, kv_capacity: the concurrency ceiling three ways
     "kv",  # KV per token and per sequence, vLLM's block groups
     "request_kv",  # the KV a request holds with the levers: own, shared, batch
+    "state",  # a hybrid's constant per-request state and vLLM's block size for it
     "weights",  # weight bytes per group and per GPU
 ]

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.memory.kv import kv_bytes_per_token, kv_bytes_per_token_per_layer, vllm_blocks_per_request, vllm_kv_groups
-from core.memory.request_kv import kv_bytes_per_token_all, sequence_kv_bytes, shared_kv_bytes
+from core.memory.request_kv import kv_bytes_per_token_all, request_state_bytes, sequence_kv_bytes, shared_kv_bytes
+from core.memory.state import kv_block_size
 from core.spec.deployment import Deployment
 
 
@@ -28,9 +29,9 @@ class KvCapacity:
     bytes_per_token: float
     """Full-attention KV of one token on one GPU [bytes]."""
     bytes_per_request: float
-    """KV of one request of the workload's length, whole blocks, window-aware [bytes]."""
+    """KV and state of one request of the workload's length, whole blocks, window-aware [bytes]."""
     bytes_per_max_len_request: float
-    """KV of one max_model_len request, whole blocks, window-aware [bytes]."""
+    """KV and state of one max_model_len request, whole blocks, window-aware [bytes]."""
     num_blocks: int
     capacity_tokens: int
     """What vLLM logs as "GPU KV cache size: N tokens" (blocks of a group // groups x block size)."""
@@ -39,6 +40,10 @@ class KvCapacity:
     max_concurrency_contiguous: int
     shared_prefix_bytes: float = 0.0
     """KV of the shared prompt prefix, held once for all requests (prefix caching) [bytes]."""
+    state_bytes_per_request: float = 0.0
+    """Constant state of one request's linear layers (hybrids; 0 otherwise) [bytes]."""
+    block_size: int = 16
+    """Tokens per KV block the engine runs with (raised for hybrids so a page holds a state)."""
 
 
 def textbook_max_concurrency(free_bytes, kv_bytes_per_request):
@@ -59,8 +64,10 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int, input_le
     one batched-token chunk); ``num_blocks`` counts blocks of all layers. A speculative proposer's
     KV shares the pool (every token holds both). With prefix caching the shared prefix of prompts
     of ``input_len`` tokens is held once: (budget - KV(prefix)) / (KV(request) - KV(prefix)).
+    A hybrid's requests each add their constant state (one page per state layer in vLLM's pool).
     """
-    block = dep.engine.block_size
+    block = kv_block_size(dep)
+    state = request_state_bytes(dep)
     per_token = kv_bytes_per_token_all(dep)
     scale = per_token / kv_bytes_per_token(dep.model, dep.kv, dep.parallel)  # KV levers hold beside the target's
     block_bytes = block * per_token
@@ -70,9 +77,9 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int, input_le
     pool = max(math.floor(budget_bytes / layer_block), 0)
     batched, _ = dep.batch_limits
     reserved = vllm_blocks_per_request(dep.model, dep.parallel.pp, dep.max_model_len, block, batched)
-    per_request = sequence_kv_bytes(dep, request_len)
-    per_max_len = sequence_kv_bytes(dep, dep.max_model_len)
-    contiguous = sequence_kv_bytes(dep, dep.max_model_len, block_size=1)
+    per_request = sequence_kv_bytes(dep, request_len) + state
+    per_max_len = sequence_kv_bytes(dep, dep.max_model_len) + state
+    contiguous = sequence_kv_bytes(dep, dep.max_model_len, block_size=1) + state
     shared = shared_kv_bytes(dep, request_len if input_len is None else input_len)
     return KvCapacity(
         bytes_per_token=per_token,
@@ -84,4 +91,6 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int, input_le
         max_concurrency_at_request_len=int(max_requests(budget_bytes - shared, per_request - shared)),
         max_concurrency_contiguous=int(max_requests(budget_bytes, contiguous)),
         shared_prefix_bytes=shared,
+        state_bytes_per_request=state,
+        block_size=block,
     )

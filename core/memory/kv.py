@@ -3,8 +3,10 @@
     per token and layer = 2 (K and V) x KV heads per GPU x head_dim x bytes   (MLA: one latent)
     per sequence        = sum over layers of whole blocks of the tokens each layer caches
 
-Full-attention layers cache every token, sliding-window layers at most the window. Functions that
-take a token count accept numpy arrays, so sweeps use the same formulas as single estimates.
+Full-attention layers cache every token, sliding-window (and chunked) layers at most the window;
+only attention layers have a KV cache: a hybrid's Gated DeltaNet and Mamba2 layers keep a constant
+state per request instead (:mod:`core.memory.state`). Functions that take a token count accept
+numpy arrays, so sweeps use the same formulas as single estimates.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import math
 
 import numpy as np
 
-from core.memory.weights import layers_per_gpu
 from core.spec.engine import Parallelism
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
@@ -31,36 +32,50 @@ def kv_bytes_per_token_per_layer(model: ModelSpec, kv: Precision, tp: int) -> fl
 
     Standard: 2 (K and V) x KV heads per GPU x head_dim x bytes.
     MLA: (kv_lora_rank + qk_rope_head_dim) x bytes, one latent shared by K and V, not split by TP
-    (every tensor-parallel rank keeps the whole latent).
+    (every tensor-parallel rank keeps the whole latent); DeepSeek-V3.2 adds its indexer's FP8 key
+    and scale (:attr:`~core.spec.model.IndexerSpec.cache_bytes_per_token`) whatever the KV dtype.
     """
     if model.mla is not None:
-        return (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) * kv.bytes_per_element
+        latent = (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) * kv.bytes_per_element
+        return latent + (model.indexer.cache_bytes_per_token if model.indexer else 0)
     return KV_TENSORS * kv_heads_per_gpu(model, tp) * model.head_dim * kv.bytes_per_element
+
+
+def attention_layers_per_gpu(model: ModelSpec, pp: int) -> int:
+    """Attention layers (the ones with a KV cache) on the most loaded pipeline stage."""
+    return math.ceil(model.num_attention_layers / pp)
+
+
+def state_layers_per_gpu(model: ModelSpec, pp: int) -> int:
+    """Gated DeltaNet / Mamba2 layers (a constant state each) on the most loaded pipeline stage."""
+    return math.ceil(model.num_state_layers / pp)
 
 
 def mha_equivalent_kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> float:
     """KV of one token if every query head kept its own K and V (plain MHA) [bytes].
 
-    layers per GPU x heads per GPU x (key dim + value dim) x bytes: what GQA, MQA and MLA save
+    attention layers per GPU x heads per GPU x (key dim + value dim) x bytes: what GQA, MQA and MLA save
     against; for standard attention 2 x heads x head_dim per layer.
     """
     heads = model.num_heads // par.tp
-    return layers_per_gpu(model, par.pp) * heads * (model.q_head_dim + model.v_head_dim) * kv.bytes_per_element
+    return (
+        attention_layers_per_gpu(model, par.pp) * heads * (model.q_head_dim + model.v_head_dim) * kv.bytes_per_element
+    )
 
 
 def kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> float:
-    """KV cache of one token across all layers of one GPU, every layer full-attention [bytes].
+    """KV cache of one token across the attention layers of one GPU, each as if full [bytes].
 
-    The textbook figure: 2 x layers x KV heads x head_dim x bytes. It is also the unit vLLM uses
+    The textbook figure: 2 x attention layers x KV heads x head_dim x bytes. It is also the unit vLLM uses
     for "GPU KV cache size: N tokens"; sliding-window layers are capped per sequence instead
     (see :func:`kv_bytes_per_sequence`).
     """
-    return layers_per_gpu(model, par.pp) * kv_bytes_per_token_per_layer(model, kv, par.tp)
+    return attention_layers_per_gpu(model, par.pp) * kv_bytes_per_token_per_layer(model, kv, par.tp)
 
 
 def sliding_layers_per_gpu(model: ModelSpec, pp: int) -> int:
     """Sliding-window layers on the most loaded pipeline stage: the model's share of them, rounded."""
-    return round(model.num_sliding_layers * layers_per_gpu(model, pp) / model.num_layers)
+    return round(model.num_sliding_layers * attention_layers_per_gpu(model, pp) / model.num_attention_layers)
 
 
 def kv_bytes_per_sequence(model: ModelSpec, kv: Precision, par: Parallelism, tokens, block_size: int = 1):
@@ -72,7 +87,7 @@ def kv_bytes_per_sequence(model: ModelSpec, kv: Precision, par: Parallelism, tok
     """
     tokens = np.asarray(tokens, dtype=float)
     per_layer = kv_bytes_per_token_per_layer(model, kv, par.tp)
-    layers = layers_per_gpu(model, par.pp)
+    layers = attention_layers_per_gpu(model, par.pp)
     sliding = sliding_layers_per_gpu(model, par.pp)
     full_blocks = np.ceil(tokens / block_size) * block_size
     total = (layers - sliding) * full_blocks * per_layer
@@ -82,18 +97,24 @@ def kv_bytes_per_sequence(model: ModelSpec, kv: Precision, par: Parallelism, tok
     return total if total.ndim else float(total)
 
 
+def _layer_type_counts(model: ModelSpec, pp: int) -> tuple[int, int, int]:
+    """(full-attention, sliding-window, state) layers on one GPU: vLLM's KV-cache spec types."""
+    attention = attention_layers_per_gpu(model, pp)
+    sliding = sliding_layers_per_gpu(model, pp)
+    return attention - sliding, sliding, state_layers_per_gpu(model, pp)
+
+
 def vllm_kv_groups(model: ModelSpec, pp: int) -> tuple[int, int]:
     """(groups, layers per group) of vLLM's hybrid KV-cache manager on one GPU.
 
-    Layers of each attention type (full, sliding) are cut into equal groups whose size is the
-    fewest layers of a type, or the most when the two counts are within 1.5x of each other; a KV
-    block holds one group's layers (vllm/v1/core/kv_cache_utils.py). One type: one group of all.
+    Layers of each cache type (full attention, sliding window, Mamba-style state) are cut into
+    equal groups whose size is the fewest layers of a type, or the most when all counts are within
+    1.5x of each other; a KV block holds one page per layer of a group, and every page has the same
+    size (vllm/v1/core/kv_cache_utils.py, 0.11-0.33). One type: one group of all.
     """
-    layers = layers_per_gpu(model, pp)
-    sliding = sliding_layers_per_gpu(model, pp)
-    counts = [c for c in (layers - sliding, sliding) if c]
+    counts = [c for c in _layer_type_counts(model, pp) if c]
     if len(counts) == 1:
-        return 1, layers
+        return 1, counts[0]
     low, high = min(counts), max(counts)
     size = high if high < 1.5 * low else low
     return sum(math.ceil(c / size) for c in counts), size
@@ -104,13 +125,14 @@ def vllm_blocks_per_request(model: ModelSpec, pp: int, tokens: int, block_size: 
 
     Per group: full attention ceil(tokens / block); sliding window ceil(min(W - 1 + batched tokens,
     tokens) / block) + 1, since a prefill chunk of up to max_num_batched_tokens attends to a window
-    behind it.
+    behind it; a state group 1 block (the state fits one page; vLLM 0.11-0.33 without prefix
+    caching or speculative decoding).
     """
-    groups, size = vllm_kv_groups(model, pp)
-    layers = layers_per_gpu(model, pp)
-    sliding = sliding_layers_per_gpu(model, pp)
-    full_groups = math.ceil((layers - sliding) / size) if layers - sliding else 0
-    sliding_groups = groups - full_groups
-    full = math.ceil(tokens / block_size)
-    windowed = math.ceil(min(model.sliding_window - 1 + batched_tokens, tokens) / block_size) + 1 if sliding else 0
-    return full_groups * full + sliding_groups * windowed
+    full_layers, sliding_layers, state_layers = _layer_type_counts(model, pp)
+    _, size = vllm_kv_groups(model, pp)
+    full = math.ceil(tokens / block_size) * math.ceil(full_layers / size)
+    windowed = 0
+    if sliding_layers:
+        per_group = math.ceil(min(model.sliding_window - 1 + batched_tokens, tokens) / block_size) + 1
+        windowed = per_group * math.ceil(sliding_layers / size)
+    return full + windowed + math.ceil(state_layers / size)

@@ -14,6 +14,7 @@ import numpy as np
 
 from core.levers.registry import levers_on
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
+from core.memory.state import kv_block_size, state_bytes_per_request
 from core.spec.deployment import Deployment
 
 
@@ -37,11 +38,16 @@ def kv_bytes_per_token_all(dep: Deployment) -> float:
 
 def sequence_kv_bytes(dep: Deployment, tokens, block_size: int | None = None):
     """KV of one sequence of ``tokens`` tokens on one GPU, the levers' included [bytes]."""
-    block = dep.engine.block_size if block_size is None else block_size
+    block = kv_block_size(dep) if block_size is None else block_size
     kv = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, tokens, block)
     for lever in levers_on(dep.levers):
         kv = kv + lever.sequence_kv_bytes(dep, tokens, block)
     return kv
+
+
+def request_state_bytes(dep: Deployment) -> float:
+    """Constant per-request state of a hybrid's linear layers on one GPU (0 for others) [bytes]."""
+    return state_bytes_per_request(dep.model, dep.parallel)
 
 
 def shared_prefix_tokens(dep: Deployment, input_len):

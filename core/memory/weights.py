@@ -2,8 +2,9 @@
 
     weights = sum over parameter groups of count x bytes per element
 
-Quantized formats compress the linear layers only (embeddings, LM head, norms and router stay
-16-bit); tensor parallel shards every matrix; pipeline stages split the layers.
+Quantized formats compress the linear layers only (embeddings, LM head, norms, router and a
+multimodal checkpoint's vision tower stay 16-bit); tensor parallel shards every matrix; pipeline
+stages split the layers, the first holding the embedding and the vision tower.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ class WeightBytes:
     """All transformer layers, norms and routers included."""
     routed_experts: float = 0.0
     """The part of ``layers`` in routed experts (MoE), of which a step reads only those routed to."""
+    vision: float = 0.0
+    """A multimodal checkpoint's vision tower and projector, loaded but idle for text [bytes]."""
 
     @property
     def total(self) -> float:
-        return self.embedding + self.lm_head + self.layers
+        return self.embedding + self.lm_head + self.layers + self.vision
 
 
 @functools.cache
@@ -48,8 +51,9 @@ def weight_bytes(model: ModelSpec, weights: Precision) -> WeightBytes:
         return WeightBytes(
             embedding=p.embedding * per,
             lm_head=p.lm_head * per,
-            layers=(p.total - p.embedding - p.lm_head) * per,
+            layers=(p.total - p.embedding - p.lm_head - p.vision) * per,
             routed_experts=p.routed_experts * per,
+            vision=p.vision * per,
         )
     half = ACTIVATION_PRECISION.bytes_per_element
     compressed = p.routed_experts if (weights.moe_experts_only and model.is_moe) else p.linear
@@ -59,6 +63,7 @@ def weight_bytes(model: ModelSpec, weights: Precision) -> WeightBytes:
         lm_head=p.lm_head * half,
         layers=compressed * weights.bytes_per_element + layers_16bit * half,
         routed_experts=p.routed_experts * weights.bytes_per_element,
+        vision=p.vision * half,
     )
 
 
@@ -74,7 +79,7 @@ def weight_bytes_per_gpu(model: ModelSpec, weights: Precision, par: Parallelism)
         return w.total / par.tp
     head = w.lm_head or w.embedding
     stage_layers = w.layers * layers_per_gpu(model, par.pp) / model.num_layers
-    return (stage_layers + max(w.embedding, head)) / par.tp
+    return (stage_layers + max(w.embedding + w.vision, head)) / par.tp
 
 
 def layers_per_gpu(model: ModelSpec, pp: int) -> int:

@@ -23,6 +23,7 @@ import numpy as np
 from core.memory.budget import gpu_memory
 from core.memory.capacity import kv_capacity
 from core.memory.request_kv import cached_prompt_tokens, kv_bytes_per_token_all, shared_prefix_tokens
+from core.memory.state import kv_block_size
 from core.serving.arrivals import Arrivals
 from core.serving.scheduler import Engine
 from core.serving.sim_result import SimResult
@@ -67,7 +68,7 @@ def simulate(
             f"whole budget ({capacity} blocks); shorten the lengths or lower max_model_len"
         )
     gpu_blocks = kv_capacity(dep, memory.kv_budget, 1).num_blocks
-    timer = StepTimer(dep, gpu_blocks, dep.engine.block_size * kv_bytes_per_token_all(dep))
+    timer = StepTimer(dep, gpu_blocks, kv_block_size(dep) * kv_bytes_per_token_all(dep))
     engine = Engine(dep, prompt, answer, blocks, capacity, hit, shared)
     delay = dep.efficiency.request_overhead_s
     arrivals = Arrivals(traffic, num_requests, rng, delay)

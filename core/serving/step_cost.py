@@ -14,6 +14,7 @@ import numpy as np
 from core.levers.registry import levers_on, side_deployments
 from core.levers.settings import Levers
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
+from core.memory.state import kv_block_size, state_bytes_per_request, state_traffic_bytes
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.timing.comm import comm_seconds
@@ -24,18 +25,21 @@ from core.timing.work import attended_pairs, attention_flops, linear_flops, weig
 
 
 class Blocks:
-    """KV blocks a sequence of t cached tokens holds: exact and window-aware, in block units."""
+    """KV blocks a sequence of t cached tokens holds: exact and window-aware, in block units; a
+    hybrid's sequences also hold their constant state (in block units) once they have a token."""
 
     def __init__(self, dep: Deployment) -> None:
         self.dep = dep
-        self.block_bytes = dep.engine.block_size * kv_bytes_per_token(dep.model, dep.kv, dep.parallel)
-        self.uniform = not dep.model.num_sliding_layers
-        self.size = dep.engine.block_size
+        self.size = kv_block_size(dep)
+        self.block_bytes = self.size * kv_bytes_per_token(dep.model, dep.kv, dep.parallel)
+        self.state = state_bytes_per_request(dep.model, dep.parallel)
+        self.uniform = not dep.model.num_sliding_layers and not self.state
 
     def __call__(self, tokens):
         if self.uniform:
             return np.ceil(np.asarray(tokens, dtype=float) / self.size)
         bytes_ = kv_bytes_per_sequence(self.dep.model, self.dep.kv, self.dep.parallel, tokens, self.size)
+        bytes_ = bytes_ + np.where(np.asarray(tokens) > 0, self.state, 0.0)
         return np.asarray(bytes_) / self.block_bytes
 
 
@@ -60,6 +64,7 @@ class StepModel:
         self.per_sequence = float(linear_flops(m, 1, 1)) - self.per_token  # 2 x vocab x hidden (LM head)
         self.per_pair = float(attention_flops(m, 1, 1, 0))  # one query-key pair in every layer
         self.kv_per_token = float(kv_bytes_per_sequence(m, dep.kv, Parallelism(tp=tp), 1))
+        self.state_traffic = state_traffic_bytes(m, tp)  # per scheduled sequence and step
         self._by_tokens: dict[float, tuple[float, float]] = {}
         # work_time is linear in each kind of work: its unit responses give the scalar path below
         unit = {
@@ -75,7 +80,8 @@ class StepModel:
         self.s_per_flop = float(work_time(own, **{**unit, "linear": 1.0}).compute_s)
         self.s_per_pair = float(work_time(own, **{**unit, "attention": 1.0}).compute_s) * self.per_pair
         self.s_per_weight_byte = float(work_time(own, **{**unit, "weights": 1.0}).memory_s)
-        self.s_per_kv_token = float(work_time(own, **{**unit, "kv_per_gpu": 1.0}).memory_s) * self.kv_per_token
+        self.s_per_kv_byte = float(work_time(own, **{**unit, "kv_per_gpu": 1.0}).memory_s)
+        self.s_per_kv_token = self.s_per_kv_byte * self.kv_per_token
         self.overhead = float(work_time(own, **unit).overhead_s)
         self.s_per_scheduled = float(work_time(own, **{**unit, "sequence_steps": 1.0}).overhead_s) - self.overhead
 
@@ -106,7 +112,7 @@ class StepModel:
             linear=self.per_token * tokens + self.per_sequence * sequences,
             attention=np.asarray(pairs, dtype=float) * self.per_pair,
             weights=weights,
-            kv_per_gpu=np.asarray(kv_tokens, dtype=float) * self.kv_per_token,
+            kv_per_gpu=np.asarray(kv_tokens, dtype=float) * self.kv_per_token + sequences * self.state_traffic,
             tokens=tokens,
             steps=1.0,
             sequence_steps=sequences,
@@ -129,6 +135,7 @@ class StepModel:
         linear = self.per_token * tokens + self.per_sequence * len(new) + lever_flops
         compute = linear * self.s_per_flop + pairs * self.s_per_pair
         memory = (weights + lever_bytes) * self.s_per_weight_byte + float((cached + new).sum()) * self.s_per_kv_token
+        memory += len(new) * self.state_traffic * self.s_per_kv_byte
         return max(compute, memory) + comm + self.overhead + host_s + len(new) * self.s_per_scheduled
 
 
@@ -141,7 +148,7 @@ def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
         linear=linear_flops(dep.model, len(new), tokens / len(new)),
         attention=float(attention_flops(dep.model, 1, new, cached).sum()),
         weights=weight_bytes_read(dep, tokens),
-        kv_per_gpu=float(np.sum(kv)),
+        kv_per_gpu=float(np.sum(kv)) + len(new) * state_traffic_bytes(dep.model, dep.parallel.tp),
         tokens=tokens,
         steps=1.0,
         sequence_steps=float(len(new)),

@@ -13,7 +13,8 @@ __all__ = [
     "gpu",  # GpuSpec
     "hf_config",  # config.json -> ModelSpec
     "hub",  # a repo's config.json from the Hugging Face Hub (HF_TOKEN, HF_ENDPOINT, offline path)
-    "model",  # ModelSpec, MoeSpec, MlaSpec
+    "mixers",  # per-layer kinds (attention, Gated DeltaNet, Mamba2, FFN-only) and their state shapes
+    "model",  # ModelSpec, MoeSpec, MlaSpec, IndexerSpec
     "names",  # model names as people type them: ModelMatch, find_models, match_model
     "params",  # parameter counts by group
     "precision",  # Precision, WEIGHT_PRECISIONS, KV_PRECISIONS

@@ -90,7 +90,7 @@ def load_model_file(path: Path) -> ModelSpec:
             source_url=_get(entry, "source_url", path),
             source_read=_get(entry, "source_read", path),
             params_total_published=float(_get(entry, "params_total", path)),
-            params_active_published=float(entry.get("params_active", entry["params_total"])),
+            params_active_published=float(entry["params_active"]) if "params_active" in entry else None,
             params_active_excludes_embedding=entry.get("params_active_excludes_embedding", False),
             params_source_url=_get(entry, "params_source_url", path),
             notes=entry.get("notes", ""),

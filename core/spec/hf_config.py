@@ -1,7 +1,9 @@
 """Import a Hugging Face ``config.json`` into a :class:`~core.spec.model.ModelSpec`.
 
 Reads the fields of the common decoder-only architectures (llama, mistral, mixtral, qwen2,
-qwen2_moe, qwen3, qwen3_moe, deepseek_v2/v3, gemma2/gemma3, phi3, glm/glm4, gpt_oss). Anything it
+qwen2_moe, qwen3, qwen3_moe, deepseek_v2/v3/v3.2 and Kimi K2, gemma2/gemma3, phi3, glm/glm4,
+gpt_oss) and the hybrids whose per-layer layout :mod:`core.spec.hf_layers` reads (qwen3_next,
+qwen3_5, nemotron_h). Anything it
 cannot read raises :class:`ConfigError` (a ``ValueError``) naming the missing or invalid field.
 Sliding-window layers follow the Hugging Face modelling code of each architecture.
 """
@@ -13,8 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.spec.model import MlaSpec, ModelSpec, MoeSpec
+from core.spec.hf_layers import LayerConfigError, block_fields, hybrid_fields
+from core.spec.model import ModelSpec
 from core.spec.quantization import CheckpointFormat, QuantizationError, checkpoint_format
+from core.spec.vision import VisionConfigError, vision_from_config
 
 MAX_CONFIG_BYTES = 2_000_000  # a real config.json is a few KB; refuse megabytes of junk
 
@@ -35,11 +39,26 @@ SUPPORTED_MODEL_TYPES = (
     "glm",
     "glm4",
     "gpt_oss",
+    "kimi_k2",
+    "deepseek_v32",
+    "qwen3_next",
+    "qwen3_5",
+    "qwen3_5_text",
+    "qwen3_5_moe",
+    "qwen3_5_moe_text",
+    "nemotron_h",
 )
 _TIED_BY_DEFAULT = {"gemma2", "gemma3", "gemma3_text"}  # HF config classes default to tying
 _CLASS_DEFAULTS = {
     # transformers' Gemma3TextConfig defaults, which Gemma-3's sparse text_config relies on
-    "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
+    "gemma3_text": {
+        "vocab_size": 262208,
+        "max_position_embeddings": 131072,
+        "sliding_window_pattern": 6,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+    },
 }
 # vLLM serves float32 checkpoints (e.g. Gemma-2 base) in 16 bits by default
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "bf16"}
@@ -102,6 +121,8 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
     kv_heads = _int(cfg, "num_key_value_heads", default=heads)
     if cfg.get("head_dim") is not None:
         head_dim = _int(cfg, "head_dim")
+    elif cfg.get("attention_head_dim") is not None:  # nemotron_h
+        head_dim = _int(cfg, "attention_head_dim")
     elif hidden % heads:
         raise ConfigError(
             f"config.json: field 'head_dim' is missing and hidden_size ({hidden}) is not a multiple "
@@ -123,20 +144,24 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
         "model_type": model_type,
         "num_layers": layers,
         "hidden_size": hidden,
-        "ffn_size": _int(cfg, "intermediate_size"),
+        "ffn_size": _int(cfg, "intermediate_size", default=cfg.get("moe_intermediate_size")),
         "num_heads": heads,
         "num_kv_heads": kv_heads,
         "head_dim": head_dim,
         "vocab_size": _int(cfg, "vocab_size"),
         "max_context": _int(cfg, "max_position_embeddings"),
         "tie_embeddings": _bool(cfg, "tie_word_embeddings", default=model_type in _TIED_BY_DEFAULT),
-        "moe": _moe(cfg, model_type, layers),
-        "mla": _mla(cfg) if model_type in ("deepseek_v2", "deepseek_v3") else None,
         "sliding_window": sliding_window,
         "sliding_layers": sliding_layers,
         "native_dtype": _native_dtype(config, cfg, quant),
         "quantization": quant.detail if quant else "",
     }
+    try:
+        fields.update(block_fields(cfg, model_type, layers, _int))
+        fields.update(hybrid_fields(cfg, model_type, layers, _int))
+        fields["vision"] = vision_from_config(config, hidden)
+    except (LayerConfigError, VisionConfigError) as err:
+        raise ConfigError(f"config.json: {err}") from None
     fields.update(meta)
     try:
         return ModelSpec(**fields)
@@ -164,60 +189,6 @@ def _bool(cfg: Mapping[str, Any], key: str, default: bool) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"config.json: invalid field {key!r}: expected true or false, got {value!r}")
     return value
-
-
-def _moe(cfg: Mapping[str, Any], model_type: str, layers: int) -> MoeSpec | None:
-    if model_type in ("mixtral", "gpt_oss"):
-        experts = _int(cfg, "num_local_experts")
-        per_token_key = "num_experts_per_tok" if "num_experts_per_tok" in cfg else "experts_per_token"
-        return MoeSpec(
-            num_experts=experts,
-            experts_per_token=_int(cfg, per_token_key),
-            expert_ffn_size=_int(cfg, "intermediate_size"),
-        )
-    if model_type in ("qwen2_moe", "qwen3_moe"):
-        if _int(cfg, "decoder_sparse_step", default=1) != 1:
-            raise ConfigError("config.json: invalid field 'decoder_sparse_step': only 1 is supported")
-        dense = cfg.get("mlp_only_layers") or []
-        if not isinstance(dense, list):
-            raise ConfigError("config.json: invalid field 'mlp_only_layers': expected a list")
-        shared_size = cfg.get("shared_expert_intermediate_size") or 0
-        return MoeSpec(
-            num_experts=_int(cfg, "num_experts"),
-            experts_per_token=_int(cfg, "num_experts_per_tok"),
-            expert_ffn_size=_int(cfg, "moe_intermediate_size"),
-            num_shared_experts=1 if shared_size else 0,
-            shared_ffn_size=_int(cfg, "shared_expert_intermediate_size") if shared_size else 0,
-            num_dense_layers=len(dense),
-        )
-    if model_type in ("deepseek_v2", "deepseek_v3"):
-        if _int(cfg, "moe_layer_freq", default=1) != 1:
-            raise ConfigError("config.json: invalid field 'moe_layer_freq': only 1 is supported")
-        first_dense = cfg.get("first_k_dense_replace", 0)
-        if not isinstance(first_dense, int) or isinstance(first_dense, bool) or not 0 <= first_dense <= layers:
-            raise ConfigError(f"config.json: invalid field 'first_k_dense_replace': {first_dense!r}")
-        shared = cfg.get("n_shared_experts") or 0
-        expert_size = _int(cfg, "moe_intermediate_size")
-        return MoeSpec(
-            num_experts=_int(cfg, "n_routed_experts"),
-            experts_per_token=_int(cfg, "num_experts_per_tok"),
-            expert_ffn_size=expert_size,
-            num_shared_experts=_int(cfg, "n_shared_experts") if shared else 0,
-            shared_ffn_size=expert_size if shared else 0,
-            num_dense_layers=first_dense,
-        )
-    return None
-
-
-def _mla(cfg: Mapping[str, Any]) -> MlaSpec:
-    q_lora = cfg.get("q_lora_rank")
-    return MlaSpec(
-        kv_lora_rank=_int(cfg, "kv_lora_rank"),
-        q_lora_rank=_int(cfg, "q_lora_rank") if q_lora is not None else 0,
-        qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
-        qk_nope_head_dim=_int(cfg, "qk_nope_head_dim"),
-        v_head_dim=_int(cfg, "v_head_dim"),
-    )
 
 
 def _sliding(cfg: Mapping[str, Any], model_type: str, layers: int) -> tuple[int | None, tuple[bool, ...]]:

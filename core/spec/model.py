@@ -8,8 +8,12 @@ published parameter counts and where each figure was read. Invariants are checke
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
+
+from core.spec.mixers import STATE_KINDS, FfnKind, GatedDeltaNetSpec, LayerKind, Mamba2Spec
+from core.spec.vision import VisionSpec
 
 
 class AttentionKind(StrEnum):
@@ -63,6 +67,26 @@ class MoeSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class IndexerSpec:
+    """DeepSeek-V3.2's lightning indexer: a small FP8 key cache beside MLA that picks the top-k
+    tokens each query attends to (config: index_n_heads, index_head_dim, index_topk)."""
+
+    num_heads: int
+    head_dim: int
+    topk: int
+
+    def __post_init__(self) -> None:
+        for name in ("num_heads", "head_dim", "topk"):
+            _require_positive(name, getattr(self, name))
+
+    @property
+    def cache_bytes_per_token(self) -> int:
+        """One layer's indexer key of one token [bytes]: FP8 key plus one FP32 scale per 128 values
+        (vLLM's DeepseekV32IndexerCache, 0.11+)."""
+        return self.head_dim + 4 * -(-self.head_dim // 128)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     """A decoder-only transformer as far as inference cost is concerned."""
 
@@ -83,6 +107,22 @@ class ModelSpec:
     sliding_window: int | None = None
     sliding_layers: tuple[bool, ...] = ()
     """Per layer, True when that layer attends only to the last ``sliding_window`` tokens."""
+    attention_chunked: bool = False
+    """The local layers attend within fixed chunks of ``sliding_window`` tokens (Llama 4's chunked
+    attention), holding at most a chunk of KV as a sliding layer holds at most a window."""
+    layer_kinds: tuple[LayerKind, ...] = ()
+    """Per layer, its token mixer (:class:`~core.spec.mixers.LayerKind`); empty: all attention."""
+    ffn_kinds: tuple[FfnKind, ...] = ()
+    """Per layer, its feed-forward block; empty: the first ``moe.num_dense_layers`` dense, then MoE."""
+    linear_attention: GatedDeltaNetSpec | None = None
+    mamba: Mamba2Spec | None = None
+    indexer: IndexerSpec | None = None
+    vision: VisionSpec | None = None
+    """A multimodal checkpoint's vision tower, loaded beside the language model."""
+    ffn_gated: bool = True
+    """Gated FFN (SwiGLU/GeGLU: gate, up, down); False for up/down only (Nemotron-H's relu^2)."""
+    attention_output_gate: bool = False
+    """Queries projected at twice the width, half gating the output (Qwen3-Next)."""
     native_dtype: str = "bf16"
     """Weight format of the published checkpoint (bf16, fp8, mxfp4, ...)."""
     quantization: str = ""
@@ -120,12 +160,66 @@ class ModelSpec:
             raise ValueError("sliding_window must be set when any layer uses a sliding window")
         if self.sliding_window is not None:
             _require_positive("sliding_window", self.sliding_window)
+        self._check_layers()
         if self.moe and self.moe.num_dense_layers > self.num_layers:
             raise ValueError(f"num_dense_layers ({self.moe.num_dense_layers}) exceeds num_layers ({self.num_layers})")
         for name in ("params_total_published", "params_active_published"):
             value = getattr(self, name)
             if value is not None and not value > 0:
                 raise ValueError(f"{name} must be > 0, got {value}")
+
+    def _check_layers(self) -> None:
+        for name in ("layer_kinds", "ffn_kinds"):
+            if getattr(self, name) and len(getattr(self, name)) != self.num_layers:
+                raise ValueError(f"{name} has {len(getattr(self, name))} entries for {self.num_layers} layers")
+        kinds = self.mixer_kinds
+        if LayerKind.ATTENTION not in kinds:
+            raise ValueError("at least one layer must be an attention layer")
+        for kind, spec in ((LayerKind.LINEAR_ATTENTION, self.linear_attention), (LayerKind.MAMBA, self.mamba)):
+            if (kind in kinds) != (spec is not None):
+                raise ValueError(f"{kind.value} layers and the {kind.value} sizes must come together")
+        if any(s and k != LayerKind.ATTENTION for s, k in zip(self.sliding_layers, kinds, strict=False)):
+            raise ValueError("only attention layers can use a sliding window")
+        if (FfnKind.MOE in self.ffn_kinds) and self.moe is None:
+            raise ValueError("MoE layers need the MoE sizes")
+
+    @functools.cached_property
+    def mixer_kinds(self) -> tuple[LayerKind, ...]:
+        """Per layer, its token mixer (all attention unless the config says otherwise)."""
+        return self.layer_kinds or (LayerKind.ATTENTION,) * self.num_layers
+
+    @functools.cached_property
+    def layer_ffns(self) -> tuple[FfnKind, ...]:
+        """Per layer, its feed-forward block."""
+        if self.ffn_kinds:
+            return self.ffn_kinds
+        if self.moe is None:
+            return (FfnKind.DENSE,) * self.num_layers
+        dense = self.moe.num_dense_layers
+        return (FfnKind.DENSE,) * dense + (FfnKind.MOE,) * (self.num_layers - dense)
+
+    def count_layers(self, kind: LayerKind) -> int:
+        return self.mixer_kinds.count(kind)
+
+    @functools.cached_property
+    def num_attention_layers(self) -> int:
+        """Layers with a KV cache (full or sliding attention)."""
+        return self.count_layers(LayerKind.ATTENTION)
+
+    @functools.cached_property
+    def num_state_layers(self) -> int:
+        """Layers with a constant per-request state (Gated DeltaNet, Mamba2)."""
+        return sum(kind in STATE_KINDS for kind in self.mixer_kinds)
+
+    @property
+    def is_hybrid(self) -> bool:
+        return self.num_state_layers > 0
+
+    @functools.cached_property
+    def num_sublayers(self) -> int:
+        """Mixer and FFN blocks, each ending in a residual add (and, under TP, an all-reduce)."""
+        mixers = sum(kind != LayerKind.MLP for kind in self.mixer_kinds)
+        return mixers + sum(ffn != FfnKind.NONE for ffn in self.layer_ffns)
 
     @property
     def attention_kind(self) -> AttentionKind:
@@ -143,7 +237,11 @@ class ModelSpec:
 
     @property
     def num_moe_layers(self) -> int:
-        return self.num_layers - self.moe.num_dense_layers if self.moe else 0
+        return self.layer_ffns.count(FfnKind.MOE)
+
+    @property
+    def num_dense_ffn_layers(self) -> int:
+        return self.layer_ffns.count(FfnKind.DENSE)
 
     @property
     def num_sliding_layers(self) -> int:

@@ -22,6 +22,7 @@ from core.levers.registry import levers_on, side_deployments
 from core.memory.budget import gpu_memory
 from core.memory.kv import kv_bytes_per_sequence
 from core.memory.request_kv import cached_prompt_tokens, sequence_kv_bytes
+from core.memory.state import state_traffic_bytes
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.timing.roofline import PhaseTime, work_time
@@ -37,6 +38,9 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
     # KV: read the cached context and write the new tokens, per GPU (heads split by tp)
     kv = sequences * kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
     budget, _ = dep.batch_limits
+    # each sequence is scheduled in every step that processes a chunk of it
+    scheduled = sequences * np.maximum(1.0, np.asarray(new_tokens, dtype=float) / budget)
+    kv = kv + scheduled * state_traffic_bytes(dep.model, tp)  # a hybrid's state, read and written
     return work_time(
         dep,
         linear=linear_flops(dep.model, sequences, new_tokens),
@@ -45,8 +49,7 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
         kv_per_gpu=kv,
         tokens=tokens,
         steps=steps,
-        # each sequence is scheduled in every step that processes a chunk of it
-        sequence_steps=sequences * np.maximum(1.0, np.asarray(new_tokens, dtype=float) / budget),
+        sequence_steps=scheduled,
         host_bytes=_spilled_kv_bytes(dep, sequences, np.asarray(context) + new_tokens, steps),
     )
 

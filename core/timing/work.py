@@ -2,7 +2,12 @@
 weight bytes a step reads (routed experts only as far as the step's tokens touch them).
 
     matmul FLOPs = 2 x active body params x tokens + 2 x vocab x hidden x sequences (LM head)
-    attention FLOPs = 2 x heads x (qk dim + v dim) x attended pairs x layers
+    attention FLOPs = 2 x heads x (qk dim + v dim) x attended pairs x attention layers
+                      (+ DeepSeek-V3.2's indexer: 2 x index heads x index dim x all pairs x layers)
+
+A hybrid's Gated DeltaNet / Mamba2 layers do no attention: their projections are in the matmul
+FLOPs, their recurrence (order heads x dk x dv per token) is left out, and their state traffic is
+counted with the KV bytes (:func:`core.memory.state.state_traffic_bytes`).
 """
 
 from __future__ import annotations
@@ -32,10 +37,18 @@ def attended_pairs(new_tokens, context, window=None):
 
 
 def attention_flops(model: ModelSpec, sequences, new_tokens, context):
-    """Score and value FLOPs of all layers [FLOP] = 2 x heads x (qk dim + v dim) x pairs x layers."""
+    """Score and value FLOPs of the attention layers [FLOP] = 2 x heads x (qk dim + v dim) x pairs
+    x layers; with a sparse indexer each query attends to at most top-k keys, and the indexer
+    scores every pair with its own small heads."""
     per_pair = FLOPS_PER_MAC * model.num_heads * (model.q_head_dim + model.v_head_dim)
     sliding = model.num_sliding_layers
-    pairs = (model.num_layers - sliding) * attended_pairs(new_tokens, context)
+    full = model.num_attention_layers - sliding
+    if model.indexer is not None:
+        ix = model.indexer
+        selected = full * attended_pairs(new_tokens, context, ix.topk) * per_pair
+        scored = full * attended_pairs(new_tokens, context) * FLOPS_PER_MAC * ix.num_heads * ix.head_dim
+        return np.asarray(sequences, dtype=float) * (selected + scored)
+    pairs = full * attended_pairs(new_tokens, context)
     if sliding:
         pairs = pairs + sliding * attended_pairs(new_tokens, context, model.sliding_window)
     return np.asarray(sequences, dtype=float) * pairs * per_pair
