@@ -77,18 +77,20 @@ def _list(args: argparse.Namespace) -> str:
         rows = [model_to_dict(m) for m in catalog.models]
         if args.json:
             return json.dumps(rows, indent=2)
+        width = max(len(r["id"]) for r in rows)
         return "\n".join(
-            f"{r['id']:30} {r['attention']:4} {r['params_total_b']:8.2f}B total {r['params_active_b']:7.2f}B active"
+            f"{r['id']:{width}} {r['attention']:4} {r['params_total_b']:8.2f}B total {r['params_active_b']:7.2f}B active"
             f"  ctx {r['max_context']:>7}  {r['hf_id']}"
             for r in rows
         )
     rows = [gpu_to_dict(g) for g in catalog.gpus]
     if args.json:
         return json.dumps(rows, indent=2)
+    width = max(len(r["id"]) for r in rows)
     return "\n".join(
-        f"{r['id']:16} {r['memory_gib']:7.1f} GiB {r['memory_bandwidth_gb_s']:7.0f} GB/s "
+        f"{r['id']:{width}} {r['memory_gib']:7.1f} GiB {r['memory_bandwidth_gb_s']:7.0f} GB/s "
         f"{r['tensor_tflops_dense'].get('bf16', r['tensor_tflops_dense'].get('fp16')):7.1f} TFLOPS 16-bit  "
-        f"{r['interconnect']:6}  {r['name']}"
+        f"{r['interconnect']:15}  {r['name']}"
         for r in rows
     )
 
