@@ -19,6 +19,8 @@ custom_gpus = st.session_state.get("custom_gpus", {})
 models_tab, gpus_tab, add_tab = st.tabs([t("catalog.models"), t("catalog.gpus"), t("catalog.add")])
 with models_tab:
     rows = [model_to_dict(m) for m in (*catalog.models, *custom_models.values())]
+    for row in rows:  # per-layer kinds as one readable cell: "12 attention · 36 linear_attention"
+        row["layer_kinds"] = " · ".join(f"{n} {kind}" for kind, n in row["layer_kinds"].items())
     frame = pd.DataFrame(rows).drop(columns=["moe", "hf_id"])
     st.dataframe(
         frame,
@@ -29,6 +31,10 @@ with models_tab:
             "params_total_b": st.column_config.NumberColumn(t("catalog.params_total"), format="%.2f"),
             "params_active_b": st.column_config.NumberColumn(t("catalog.params_active"), format="%.2f"),
             "params_total_published_b": st.column_config.NumberColumn(t("catalog.params_published"), format="%.2f"),
+            "layer_kinds": st.column_config.TextColumn(t("catalog.layer_kinds")),
+            "kv_bytes_per_token_16bit": st.column_config.NumberColumn(t("catalog.kv_per_token"), format="%d"),
+            "state_bytes_per_request_16bit": st.column_config.NumberColumn(t("catalog.state_per_request"), format="%d"),
+            "vision_params_b": st.column_config.NumberColumn(t("catalog.vision_params"), format="%.3f"),
         },
     )
     st.caption(t("catalog.models_caption", count=len(rows)))

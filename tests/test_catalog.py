@@ -84,6 +84,8 @@ ACTIVE_TOLERANCE = {
     # only the names' "A10B" and "A17B" were found; we count 9.77B and 17.35B
     "qwen3.5-122b-a10b": 0.03,
     "qwen3.5-397b-a17b": 0.03,
+    # "32B active" leaves out the embedding and LM head (1.55B): we count 32.08B without, 33.63B with
+    "glm-4.5": 0.06,
 }
 TOTAL_TOLERANCE = {
     # the card's "Total Parameters 1T" is rounded to one figure; we count 1.026T

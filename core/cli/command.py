@@ -79,7 +79,8 @@ def _list(args: argparse.Namespace) -> str:
             return json.dumps(rows, indent=2)
         width = max(len(r["id"]) for r in rows)
         return "\n".join(
-            f"{r['id']:{width}} {r['attention']:4} {r['params_total_b']:8.2f}B total {r['params_active_b']:7.2f}B active"
+            f"{r['id']:{width}} {r['attention']:4} {r['params_total_b']:8.2f}B total"
+            f" {r['params_active_b']:7.2f}B active"
             f"  ctx {r['max_context']:>7}  {r['hf_id']}"
             for r in rows
         )

@@ -7,11 +7,15 @@ from typing import Any
 
 from core.estimate.result import Estimate
 from core.levers.registry import memory_part_labels
+from core.memory.kv import kv_bytes_per_token
+from core.memory.state import state_bytes_per_request
 from core.spec import units
+from core.spec.engine import Parallelism
 from core.spec.gpu import GpuSpec
 from core.spec.mixers import LayerKind
 from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
+from core.spec.precision import KV_PRECISIONS
 
 
 def _gib(value: float) -> float:
@@ -160,6 +164,9 @@ def model_to_dict(m: ModelSpec) -> dict[str, Any]:
         "layer_kinds": {kind.value: m.count_layers(kind) for kind in LayerKind if m.count_layers(kind)},
         "sparse_attention_topk": m.indexer.topk if m.indexer else None,
         "vision_params_b": round(p.vision / 1e9, 3) if m.vision else None,
+        # one GPU, 16-bit KV: what the architecture costs per token and per request before any setting
+        "kv_bytes_per_token_16bit": round(kv_bytes_per_token(m, KV_PRECISIONS["bf16"], Parallelism())),
+        "state_bytes_per_request_16bit": round(state_bytes_per_request(m, Parallelism())),
         "max_context": m.max_context,
         "native_dtype": m.native_dtype,
         "quantization": m.quantization or None,

@@ -74,7 +74,16 @@ def kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> flo
 
 
 def sliding_layers_per_gpu(model: ModelSpec, pp: int) -> int:
-    """Sliding-window layers on the most loaded pipeline stage: the model's share of them, rounded."""
+    """Layers whose KV is capped at the window, on the most loaded pipeline stage (their share, rounded).
+
+    Chunked local layers (Llama 4) count as full: vLLM (0.10.1-0.33) turns its hybrid KV-cache
+    manager off for chunked local attention by default ("There is a latency regression when using
+    chunked local attention with the hybrid KV cache manager. Disabling it, by default."; env
+    VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 turns it on), so every layer keeps every
+    token's KV; their attention FLOPs still stop at the chunk.
+    """
+    if model.attention_chunked:
+        return 0
     return round(model.num_sliding_layers * attention_layers_per_gpu(model, pp) / model.num_attention_layers)
 
 

@@ -7,6 +7,10 @@ layers are attention, Gated DeltaNet or Mamba2, and which carry a dense FFN, an 
   attention when (i + 1) % ``full_attention_interval`` == 0 (default 4), as in vLLM 0.11-0.33
   and transformers. Attention has an output gate (``attn_output_gate``, default true in vLLM).
   A ``mamba_ssm_dtype`` of float32 keeps the recurrent state in 4 bytes.
+- ``llama4``: MoE every ``interleave_moe_layer_step``-th layer (i % step == step - 1, each with
+  one shared expert of ``intermediate_size``), dense layers of ``intermediate_size_mlp``; the RoPE
+  layers (``no_rope_layers`` 1, default all but every 4th) attend within chunks of
+  ``attention_chunk_size`` tokens, the NoPE layers globally.
 - ``nemotron_h``: ``hybrid_override_pattern``, one character per layer: ``M`` Mamba2, ``*``
   attention, ``-`` a dense FFN, ``E`` an MoE; each layer is one block, so a Mamba2 or attention
   layer has no FFN and an FFN layer no mixer. FFNs are up/down only (relu^2). vLLM 0.33 keeps the
@@ -21,8 +25,10 @@ from typing import Any
 from core.spec.mixers import FfnKind, GatedDeltaNetSpec, LayerKind, Mamba2Spec
 from core.spec.model import IndexerSpec, MlaSpec, MoeSpec
 
-_QWEN_MOE = {"qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text"}
+_QWEN_MOE = {"qwen2_moe", "qwen3_moe", "qwen3_vl_moe_text", "qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text"}
 _DEEPSEEK = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"}
+_DEEPSEEK_MOE = _DEEPSEEK | {"glm4_moe"}  # first_k_dense_replace, n_routed / n_shared experts
+_MIXTRAL_MOE = {"mixtral", "gpt_oss", "minimax_m2"}  # num_local_experts of intermediate_size
 GDN_MODEL_TYPES = frozenset(
     {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"},
 )
@@ -57,7 +63,41 @@ def hybrid_fields(cfg: Mapping[str, Any], model_type: str, layers: int, read_int
         return _gated_deltanet(cfg, layers, read_int)
     if model_type in MAMBA2_MODEL_TYPES:
         return _nemotron_h(cfg, layers, read_int)
+    if model_type in ("llama4", "llama4_text"):
+        return _llama4(cfg, layers, read_int)
     return {}
+
+
+def _llama4(cfg: Mapping[str, Any], layers: int, read_int) -> dict[str, Any]:
+    step = read_int(cfg, "interleave_moe_layer_step", default=1)
+    moe_layers = cfg.get("moe_layers")
+    if moe_layers is None:
+        moe_layers = list(range(step - 1, layers, step))
+    if not isinstance(moe_layers, list) or not all(isinstance(i, int) and 0 <= i < layers for i in moe_layers):
+        raise LayerConfigError(f"invalid field 'moe_layers': expected layer indices below {layers}")
+    expert = read_int(cfg, "intermediate_size")
+    fields: dict[str, Any] = {
+        "moe": MoeSpec(
+            num_experts=read_int(cfg, "num_local_experts"),
+            experts_per_token=read_int(cfg, "num_experts_per_tok"),
+            expert_ffn_size=expert,
+            num_shared_experts=1,
+            shared_ffn_size=expert,
+        ),
+        "ffn_kinds": tuple(FfnKind.MOE if i in set(moe_layers) else FfnKind.DENSE for i in range(layers)),
+        "ffn_size": read_int(cfg, "intermediate_size_mlp", default=expert),
+    }
+    chunk = cfg.get("attention_chunk_size")
+    if chunk is not None:
+        rope = cfg.get("no_rope_layers") or [int((i + 1) % 4 != 0) for i in range(layers)]
+        if not isinstance(rope, list) or len(rope) != layers:
+            raise LayerConfigError(f"invalid field 'no_rope_layers': expected a list of {layers} entries")
+        fields |= {
+            "sliding_window": read_int(cfg, "attention_chunk_size"),
+            "sliding_layers": tuple(bool(r) for r in rope),
+            "attention_chunked": True,
+        }
+    return fields
 
 
 def _state_bytes(cfg: Mapping[str, Any], keys: tuple[str, ...], default: int) -> int:
@@ -131,7 +171,7 @@ def _nemotron_h(cfg: Mapping[str, Any], layers: int, read_int) -> dict[str, Any]
 
 
 def _moe(cfg: Mapping[str, Any], model_type: str, layers: int, read_int) -> MoeSpec | None:
-    if model_type in ("mixtral", "gpt_oss"):
+    if model_type in _MIXTRAL_MOE:
         experts = read_int(cfg, "num_local_experts")
         per_token_key = "num_experts_per_tok" if "num_experts_per_tok" in cfg else "experts_per_token"
         return MoeSpec(
@@ -154,7 +194,7 @@ def _moe(cfg: Mapping[str, Any], model_type: str, layers: int, read_int) -> MoeS
             shared_ffn_size=read_int(cfg, "shared_expert_intermediate_size") if shared_size else 0,
             num_dense_layers=len(dense),
         )
-    if model_type in _DEEPSEEK:
+    if model_type in _DEEPSEEK_MOE:
         if read_int(cfg, "moe_layer_freq", default=1) != 1:
             raise LayerConfigError("invalid field 'moe_layer_freq': only 1 is supported")
         first_dense = cfg.get("first_k_dense_replace", 0)

@@ -1,0 +1,83 @@
+"""The 2025-2026 architectures besides the hybrids: sparse attention (DeepSeek-V3.2), chunked
+attention with interleaved MoE (Llama 4), 1T-scale MoE (Kimi K2), GLM-4.5, multimodal towers.
+Expected figures are worked by hand from the configs and the engine's rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
+from core.memory.weights import weight_bytes
+from core.spec.engine import Parallelism
+from core.spec.mixers import FfnKind
+from core.spec.params import parameter_counts
+from core.spec.precision import kv_precision, weight_precision
+from core.timing.work import attention_flops
+
+BF16_W = weight_precision("bf16")
+BF16 = kv_precision("bf16", BF16_W)
+TP1 = Parallelism()
+
+
+def test_deepseek_v32_keeps_an_indexer_cache_and_attends_to_top_k(catalog):
+    m = catalog.model("deepseek-v3.2")
+    # per layer: MLA latent (512 + 64) x 2 B + the indexer's FP8 key (128 B) and FP32 scale (4 B)
+    assert kv_bytes_per_token(m, BF16, TP1) == 61 * ((512 + 64) * 2 + 128 + 4) == 78_324
+    v3 = catalog.model("deepseek-v3")
+    assert kv_bytes_per_token(v3, BF16, TP1) == 61 * (512 + 64) * 2
+    # one new token at context 100,000: the main attention scores 2,048 keys, the indexer all 100,001
+    per_pair = 2 * 128 * (192 + 128)
+    indexer_pair = 2 * 64 * 128
+    expected = 61 * (2048 * per_pair + 100_001 * indexer_pair)
+    assert float(attention_flops(m, 1, 1, 100_000)) == expected
+    assert float(attention_flops(v3, 1, 1, 100_000)) == 61 * 100_001 * per_pair
+
+
+def test_llama4_scout_layout_and_kv(catalog):
+    m = catalog.model("llama-4-scout-17b-16e")
+    assert m.attention_chunked and m.sliding_window == 8192
+    assert m.num_sliding_layers == 36  # every layer but each 4th (NoPE, global) attends within a chunk
+    assert m.layer_ffns == (FfnKind.MOE,) * 48  # interleave_moe_layer_step 1
+    # vLLM keeps full KV in the chunked layers too (its hybrid manager is off for chunked attention)
+    assert kv_bytes_per_token(m, BF16, TP1) == 48 * 2 * 8 * 128 * 2 == 196_608
+    assert kv_bytes_per_sequence(m, BF16, TP1, 20_000) == 20_000 * 196_608
+    # but the chunked layers' attention stops at the chunk: 12 global x 20,001 + 36 x 8,192 keys
+    per_pair = 2 * 40 * (128 + 128)
+    assert float(attention_flops(m, 1, 1, 20_000)) == (12 * 20_001 + 36 * 8192) * per_pair
+
+
+def test_llama4_maverick_alternates_dense_and_moe_layers(catalog):
+    m = catalog.model("llama-4-maverick-17b-128e")
+    assert m.layer_ffns[:4] == (FfnKind.DENSE, FfnKind.MOE, FfnKind.DENSE, FfnKind.MOE)
+    h = 5120
+    p = parameter_counts(m)
+    assert p.dense_ffn == 24 * 3 * h * 16384  # intermediate_size_mlp
+    assert p.routed_experts == 24 * 128 * 3 * h * 8192
+    assert p.shared_experts == 24 * 3 * h * 8192
+
+
+def test_glm45_first_three_layers_dense(catalog):
+    m = catalog.model("glm-4.5")
+    assert m.attention_kind == "GQA" and m.mla is None
+    assert m.layer_ffns[:4] == (FfnKind.DENSE,) * 3 + (FfnKind.MOE,)
+    assert kv_bytes_per_token(m, BF16, TP1) == 92 * 2 * 8 * 128 * 2
+
+
+def test_kimi_k2_reads_as_deepseek_v3_mla(catalog):
+    m = catalog.model("kimi-k2")
+    assert m.attention_kind == "MLA" and m.moe.num_experts == 384
+    assert kv_bytes_per_token(m, BF16, TP1) == 61 * (512 + 64) * 2
+
+
+def test_vision_tower_is_counted_in_weights_not_in_active(catalog):
+    m = catalog.model("gemma-3-4b")
+    p = parameter_counts(m)
+    # SigLIP-400M: 27 x (4 x 1152^2 + 2 x 1152 x 4304) + 3 x 14^2 x 1152 patch + 64^2 positions x 1152
+    # + the projector 1152 x 2560
+    tower = 27 * (4 * 1152**2 + 2 * 1152 * 4304) + 3 * 14**2 * 1152 + (896 // 14) ** 2 * 1152 + 1152 * 2560
+    assert p.vision == tower
+    # the published count (Hugging Face's safetensors total, 4,300,079,472) within 0.1 %
+    assert p.total == pytest.approx(4_300_079_472, rel=1e-3)
+    assert p.active == p.total - p.vision
+    w = weight_bytes(m, weight_precision("int4"))
+    assert w.vision == tower * 2  # the tower stays 16-bit under weight quantization
