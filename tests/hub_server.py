@@ -13,8 +13,13 @@ COMMIT = "0" * 40
 
 
 class HubStandIn:
-    def __init__(self, repos: dict[str, dict], gated: dict[str, str] | None = None) -> None:
-        self.repos, self.gated = repos, gated or {}
+    def __init__(
+        self,
+        repos: dict[str, dict],
+        gated: dict[str, str] | None = None,
+        files: dict[str, dict[str, bytes]] | None = None,
+    ) -> None:
+        self.repos, self.gated, self.files = repos, gated or {}, files or {}
         self.seen: list[tuple[str, str, str]] = []  # (method, path, authorization)
         hub = self
 
@@ -31,9 +36,12 @@ class HubStandIn:
                     return self._error(404, "RepoNotFound")
                 if repo in hub.gated and self.headers.get("authorization") != f"Bearer {hub.gated[repo]}":
                     return self._error(401, "GatedRepo")
-                if filename != "config.json":
+                if filename == "config.json":
+                    data = json.dumps(hub.repos[repo]).encode()
+                elif filename in hub.files.get(repo, {}):
+                    data = hub.files[repo][filename]  # served whole; a Range request reads its head
+                else:
                     return self._error(404, "EntryNotFound")
-                data = json.dumps(hub.repos[repo]).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -66,3 +74,17 @@ class HubStandIn:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def safetensors_header(tensors: dict[str, tuple[str, list[int]]]) -> bytes:
+    """The head of a safetensors file (8-byte little-endian length, then the JSON header) for
+    tensors given as name -> (dtype, shape); the data the offsets point at is left out."""
+    header, offset = {}, 0
+    for name, (dtype, shape) in tensors.items():
+        size = 2
+        for dim in shape:
+            size *= dim
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header).encode()
+    return len(raw).to_bytes(8, "little") + raw

@@ -10,17 +10,40 @@ import huggingface_hub.constants
 import pytest
 
 from core.spec.catalog import resolve
-from core.spec.hub import HubError, fetch_config, looks_like_repo_id
-from tests.hub_server import HubStandIn
+from core.spec.hub import HubError, fetch_config, fetch_model, looks_like_repo_id
+from core.spec.params import parameter_counts
+from tests.hub_server import HubStandIn, safetensors_header
 
 TINY = json.loads((Path(__file__).parent / "data" / "tiny_llama_config.json").read_text())
 
 
 @pytest.fixture
 def hub(monkeypatch, tmp_path):
+    h, layers, vocab = TINY["hidden_size"], TINY["num_hidden_layers"], TINY["vocab_size"]
+    # two shards: the embedding and layers in one, the LM head (and one FP32 norm) in the other
+    shard_1 = safetensors_header({"embed": ("BF16", [vocab, h]), "layers": ("BF16", [layers, 7, h, h])})
+    shard_2 = safetensors_header({"lm_head": ("BF16", [vocab, h]), "norm": ("F32", [h])})
+    index = {
+        "metadata": {"total_size": 0},
+        "weight_map": {
+            "embed": "a.safetensors",
+            "layers": "a.safetensors",
+            "lm_head": "b.safetensors",
+            "norm": "b.safetensors",
+        },
+    }
+    packed = safetensors_header({"qweight": ("I32", [h, h // 8]), "scales": ("F16", [h // 128, h])})
     server = HubStandIn(
-        {"acme/Tiny-Llama-Instruct": TINY, "acme/Gated-Llama": TINY},
+        {"acme/Tiny-Llama-Instruct": TINY, "acme/Gated-Llama": TINY, "acme/Tiny-AWQ": TINY, "acme/No-Weights": TINY},
         gated={"acme/Gated-Llama": "hf_secret"},
+        files={
+            "acme/Tiny-Llama-Instruct": {
+                "model.safetensors.index.json": json.dumps(index).encode(),
+                "a.safetensors": shard_1,
+                "b.safetensors": shard_2,
+            },
+            "acme/Tiny-AWQ": {"model.safetensors": packed},
+        },
     )
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # tests/conftest.py sets it
     monkeypatch.setenv("HF_ENDPOINT", server.url)
@@ -85,3 +108,24 @@ def test_only_repo_ids_go_to_the_hub(tmp_path):
     assert not looks_like_repo_id("a/b/c") and not looks_like_repo_id("/etc/passwd")
     with pytest.raises(HubError, match=r"not a Hugging Face repo id"):
         fetch_config("../../etc/passwd")
+
+
+def test_safetensors_headers_give_the_exact_parameter_count(hub):
+    model = fetch_model("acme/Tiny-Llama-Instruct")
+    h, layers, vocab = TINY["hidden_size"], TINY["num_hidden_layers"], TINY["vocab_size"]
+    expected = 2 * vocab * h + layers * 7 * h * h + h
+    assert model.params_total_published == expected
+    assert f"BF16 {2 * vocab * h + layers * 7 * h * h:,}" in model.notes and f"F32 {h:,}" in model.notes
+    assert parameter_counts(model).total > 0  # the architecture still comes from config.json
+    ranges = [path for method, path, _ in hub.seen if method == "GET" and path.endswith(".safetensors")]
+    assert sorted(set(ranges)) == [
+        "/acme/Tiny-Llama-Instruct/resolve/main/a.safetensors",
+        "/acme/Tiny-Llama-Instruct/resolve/main/b.safetensors",
+    ]
+
+
+def test_packed_or_missing_safetensors_leave_the_count_unpublished(hub):
+    awq = fetch_model("acme/Tiny-AWQ")  # I32 packs eight 4-bit weights: its element count is not a count
+    assert awq.params_total_published is None and "I32" in awq.notes
+    bare = fetch_model("acme/No-Weights")
+    assert bare.params_total_published is None and bare.notes == ""

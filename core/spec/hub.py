@@ -1,6 +1,8 @@
 """A model's ``config.json`` from the Hugging Face Hub, when the machine can reach it.
 
-Only the configuration is read (never weights), through ``huggingface_hub``: it honours
+Only the configuration is read, and where the repo has safetensors weights, their headers (the
+first bytes of each shard: tensor names, dtypes and shapes, never the weights), which give the
+exact parameter count per dtype. Both go through ``huggingface_hub``: it honours
 ``HF_TOKEN`` for gated and private repos, ``HF_ENDPOINT`` for a mirror (for example
 ``https://hf-mirror.com``), ``HF_HUB_OFFLINE=1`` to stay offline, and keeps what it fetched in its
 disk cache (``HF_HOME``), so a repo fetched once also resolves offline afterwards. Every failure
@@ -76,10 +78,52 @@ def fetch_config(repo_id: str, *, endpoint: str | None = None, token: str | None
     return read_config(Path(path))
 
 
+UNPACKED_DTYPES = frozenset({"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"})
+"""safetensors dtypes that hold one parameter per element; integer tensors may pack several
+(AWQ and GPTQ store eight 4-bit weights in one I32), so their counts are not parameters."""
+
+
+def fetch_parameter_counts(repo_id: str) -> dict[str, int] | None:
+    """Elements per safetensors dtype over all of the repo's shards, read from their headers
+    (``HfApi.get_safetensors_metadata``); None when the repo has none or the Hub cannot say."""
+    import huggingface_hub
+
+    endpoint = os.environ.get("HF_ENDPOINT") or None
+    token = os.environ.get("HF_TOKEN") or None
+    try:
+        api = huggingface_hub.HfApi(endpoint=endpoint, token=token)
+        metadata = api.get_safetensors_metadata(repo_id, timeout=TIMEOUT_S)
+    except Exception:  # no safetensors, offline, any HTTP failure: the config alone still answers
+        return None
+    return {str(dtype): int(count) for dtype, count in sorted(metadata.parameter_count.items())}
+
+
+def published_total(counts: dict[str, int] | None) -> float | None:
+    """The exact parameter count the headers give, or None when a dtype may pack several."""
+    if not counts or set(counts) - UNPACKED_DTYPES:
+        return None
+    return float(sum(counts.values()))
+
+
 def fetch_model(repo_id: str) -> ModelSpec:
     """The repo's architecture from its config.json on the Hub (:func:`fetch_config`), with id
-    ``hub-<owner>-<name>`` and the repo as its Hugging Face id; raises HubError or ConfigError."""
+    ``hub-<owner>-<name>``, the repo as its Hugging Face id and, where its safetensors headers say
+    so, the exact parameter count; raises HubError or ConfigError."""
     repo_id = repo_id.strip()
     config = fetch_config(repo_id)
+    counts = fetch_parameter_counts(repo_id)
     model_id = "hub-" + UNSAFE_ID.sub("-", repo_id.lower().replace("/", "-"))
-    return model_from_config(config, id=model_id, name=repo_id.split("/")[-1], hf_id=repo_id)
+    where = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    notes = ""
+    if counts:
+        dtypes = ", ".join(f"{dtype} {count:,}" for dtype, count in counts.items())
+        notes = f"safetensors headers of {repo_id}: {dtypes} elements"
+    return model_from_config(
+        config,
+        id=model_id,
+        name=repo_id.split("/")[-1],
+        hf_id=repo_id,
+        source_url=f"{where}/{repo_id}/blob/main/config.json",
+        params_total_published=published_total(counts),
+        notes=notes,
+    )
