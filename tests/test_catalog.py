@@ -38,6 +38,20 @@ REQUIRED_MODELS = [
     "deepseek-v2-lite",
     "deepseek-v3",
     "deepseek-r1",
+    # 2025-2026 releases (issue 14)
+    "qwen3-next-80b-a3b",
+    "qwen3.5-27b",
+    "qwen3.5-35b-a3b",
+    "nemotron-h-56b",
+    "nemotron-3-nano-30b-a3b",
+    "deepseek-v3.2",
+    "kimi-k2",
+    "glm-4.5",
+    "minimax-m2.5",
+    "llama-4-scout-17b-16e",
+    "llama-4-maverick-17b-128e",
+    "gemma-3-4b",
+    "qwen3-vl-8b",
     "deepseek-r1-distill-qwen-7b",
     "gemma-2-9b",
     "gemma-2-27b",
@@ -69,6 +83,21 @@ REQUIRED_GPUS = [
     "rtx-5090",
     "rtx-6000-ada",
     "mi300x",
+    # what our users run (issue 14)
+    "rtx-4060-ti-16gb",
+    "rtx-4070-ti-super",
+    "rtx-4080-super",
+    "rtx-5080",
+    "rtx-4090d",
+    "a40",
+    "l2",
+    "v100-16gb",
+    "b300",
+    "gb200",
+    "rtx-pro-6000-server",
+    "mi250x",
+    "mi355x",
+    "gaudi-3",
 ]
 # Publishers round active counts their own way; named exceptions with the reason, never silent.
 ACTIVE_TOLERANCE = {
@@ -84,12 +113,27 @@ ACTIVE_TOLERANCE = {
     # only the names' "A10B" and "A17B" were found; we count 9.77B and 17.35B
     "qwen3.5-122b-a10b": 0.03,
     "qwen3.5-397b-a17b": 0.03,
-    # "32B active" leaves out the embedding and LM head (1.55B): we count 32.08B without, 33.63B with
-    "glm-4.5": 0.06,
+    # "Activated Parameters 32B" as for Kimi K2 (same text model)
+    "kimi-k2.5": 0.03,
+    # "A3B" of the name; we count 3.35B
+    "qwen3-vl-30b-a3b": 0.12,
+    # "120B (12B active)", rounded; we count 12.77B with the embedding and LM head, 11.70B without
+    "nemotron-3-super-120b-a12b": 0.07,
+}
+ACTIVE_WITHOUT_EMBEDDING_AND_HEAD = {
+    # published active counts that leave out the embedding and LM head (we count them as active):
+    "glm-4.5",  # "32B active": 32.08B without them, 33.63B with
+    "glm-5",  # "40B active": 39.88B without, 41.78B with
+    "glm-5.1",
+    "minimax-m2.5",  # the series' "10B activated" (MiniMax's report: 9.8B): 9.80B without, 11.03B with
+    "minimax-m2.7",
 }
 TOTAL_TOLERANCE = {
     # the card's "Total Parameters 1T" is rounded to one figure; we count 1.026T
     "kimi-k2": 0.03,
+    "kimi-k2.5": 0.03,
+    # the 7.8B relayed count includes the MTP layer (one more decoder layer) we leave out: 7.62B
+    "mimo-7b": 0.03,
 }
 ACTIVE_UNPUBLISHED = {
     # no activated-parameter figure found for V3.2 (the transformers docs give only the 685B total)
@@ -98,8 +142,8 @@ ACTIVE_UNPUBLISHED = {
 
 
 def test_catalog_sizes(catalog):
-    assert len(catalog.models) >= 30
-    assert len(catalog.gpus) >= 25
+    assert len(catalog.models) >= 75
+    assert len(catalog.gpus) >= 40
     assert set(REQUIRED_MODELS) <= {m.id for m in catalog.models}
     assert set(REQUIRED_GPUS) <= {g.id for g in catalog.gpus}
 
@@ -131,6 +175,8 @@ def test_model_parameter_count_matches_published(path):
     p = parameter_counts(model)
     assert p.total == pytest.approx(model.params_total_published, rel=TOTAL_TOLERANCE.get(model.id, 0.02))
     active = p.active - p.embedding if model.params_active_excludes_embedding else p.active
+    if model.id in ACTIVE_WITHOUT_EMBEDDING_AND_HEAD:
+        active = p.active - p.embedding - p.lm_head
     if model.params_active_published is None:  # a dense model's active count is its total
         assert not model.is_moe or model.id in ACTIVE_UNPUBLISHED
     else:

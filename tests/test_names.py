@@ -53,7 +53,10 @@ def test_exact_ids_names_and_hf_ids_match_as_they_stand(catalog):
 
 def test_a_version_the_catalog_lacks_is_not_guessed(catalog):
     with pytest.raises(ValueError, match="unknown model"):
-        resolve("mistralai/Mistral-7B-Instruct-v0.2", catalog)
+        resolve("Qwen/Qwen2-7B-Instruct", catalog)  # Qwen2-1.5B and Qwen2-72B are in the catalog, 7B is not
+    with pytest.raises(ValueError, match="unknown model"):
+        resolve("mistralai/Mistral-7B-Instruct-v0.4", catalog)
+    assert resolve("mistralai/Mistral-7B-Instruct-v0.2", catalog).model.id == "mistral-7b-v0.2"  # not v0.3
     with pytest.raises(ValueError, match="unknown model"):
         resolve("Qwen/Qwen2.5-7B-Instruct-1M", catalog)  # a longer-context sibling, not the same shapes
 

@@ -56,6 +56,8 @@ SUPPORTED_MODEL_TYPES = (
     "qwen3_vl_moe",
     "qwen3_vl_moe_text",
     "kimi_k25",
+    "glm_moe_dsa",
+    "mimo",
 )
 _TIED_BY_DEFAULT = {"gemma2", "gemma3", "gemma3_text"}  # HF config classes default to tying
 _CLASS_DEFAULTS = {
@@ -213,7 +215,7 @@ def _sliding(cfg: Mapping[str, Any], model_type: str, layers: int) -> tuple[int 
     elif model_type in ("gemma3", "gemma3_text"):
         pattern = _int(cfg, "sliding_window_pattern", default=6)
         mask = tuple((i + 1) % pattern != 0 for i in range(layers))  # every pattern-th layer is global
-    elif model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "qwen3_vl_text", "qwen3_vl_moe_text"):
+    elif model_type in ("qwen2", "mimo", "qwen3", "qwen2_moe", "qwen3_moe", "qwen3_vl_text", "qwen3_vl_moe_text"):
         first = cfg.get("max_window_layers", layers)
         use = bool(cfg.get("use_sliding_window", False))
         mask = tuple(use and i >= first for i in range(layers))

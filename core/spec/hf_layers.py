@@ -26,7 +26,8 @@ from core.spec.mixers import FfnKind, GatedDeltaNetSpec, LayerKind, Mamba2Spec
 from core.spec.model import IndexerSpec, MlaSpec, MoeSpec
 
 _QWEN_MOE = {"qwen2_moe", "qwen3_moe", "qwen3_vl_moe_text", "qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text"}
-_DEEPSEEK = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"}
+_DEEPSEEK = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
+_SPARSE_INDEXER = {"deepseek_v32", "glm_moe_dsa"}  # DeepSeek Sparse Attention: MLA plus a top-k indexer
 _DEEPSEEK_MOE = _DEEPSEEK | {"glm4_moe"}  # first_k_dense_replace, n_routed / n_shared experts
 _MIXTRAL_MOE = {"mixtral", "gpt_oss", "minimax_m2"}  # num_local_experts of intermediate_size
 GDN_MODEL_TYPES = frozenset(
@@ -52,7 +53,7 @@ def block_fields(cfg: Mapping[str, Any], model_type: str, layers: int, read_int)
     return {
         "moe": _moe(cfg, model_type, layers, read_int),
         "mla": _mla(cfg, read_int) if model_type in _DEEPSEEK else None,
-        "indexer": _indexer(cfg, read_int) if model_type == "deepseek_v32" else None,
+        "indexer": _indexer(cfg, read_int) if model_type in _SPARSE_INDEXER else None,
     }
 
 
@@ -166,6 +167,7 @@ def _nemotron_h(cfg: Mapping[str, Any], layers: int, read_int) -> dict[str, Any]
             expert_ffn_size=read_int(cfg, "moe_intermediate_size"),
             num_shared_experts=read_int(cfg, "n_shared_experts") if shared else 0,
             shared_ffn_size=read_int(cfg, "moe_shared_expert_intermediate_size") if shared else 0,
+            latent_size=read_int(cfg, "moe_latent_size") if cfg.get("moe_latent_size") else 0,
         )
     return fields
 

@@ -53,13 +53,16 @@ class MoeSpec:
     """Intermediate size of one shared expert (DeepSeek: moe_intermediate_size)."""
     num_dense_layers: int = 0
     """Leading layers that keep a dense FFN (DeepSeek's first_k_dense_replace)."""
+    latent_size: int = 0
+    """Routed experts work in a latent width, projected from and back to hidden (NVIDIA's latent
+    MoE, Nemotron 3 Super's ``moe_latent_size``); 0: experts take the hidden state itself."""
 
     def __post_init__(self) -> None:
         for name in ("num_experts", "experts_per_token", "expert_ffn_size"):
             _require_positive(name, getattr(self, name))
         if self.experts_per_token > self.num_experts:
             raise ValueError(f"experts_per_token ({self.experts_per_token}) exceeds num_experts ({self.num_experts})")
-        for name in ("num_shared_experts", "shared_ffn_size", "num_dense_layers"):
+        for name in ("num_shared_experts", "shared_ffn_size", "num_dense_layers", "latent_size"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.num_shared_experts and not self.shared_ffn_size:

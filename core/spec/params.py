@@ -32,6 +32,7 @@ class ParamCounts:
     dense_ffn: float
     routed_experts: float
     shared_experts: float
+    """Shared experts, and a latent MoE's projections to and from the latent width (always active)."""
     router: float
     norms: float
     experts_active_fraction: float
@@ -135,13 +136,16 @@ def parameter_counts(model: ModelSpec) -> ParamCounts:
             vision=vision,
         )
     moe_layers = model.num_moe_layers
+    expert_width = moe.latent_size or h
+    latent_projections = 2 * h * moe.latent_size  # hidden -> latent and back, every token (linear, active)
     return ParamCounts(
         embedding=embedding,
         lm_head=lm_head,
         attention=attention,
         dense_ffn=dense_ffn,
-        routed_experts=moe_layers * moe.num_experts * ffn_params(h, moe.expert_ffn_size, model.ffn_gated),
-        shared_experts=moe_layers * moe.num_shared_experts * ffn_params(h, moe.shared_ffn_size, model.ffn_gated),
+        routed_experts=moe_layers * moe.num_experts * ffn_params(expert_width, moe.expert_ffn_size, model.ffn_gated),
+        shared_experts=moe_layers
+        * (moe.num_shared_experts * ffn_params(h, moe.shared_ffn_size, model.ffn_gated) + latent_projections),
         router=moe_layers * h * moe.num_experts,
         norms=norms,
         experts_active_fraction=moe.experts_per_token / moe.num_experts,
