@@ -33,7 +33,7 @@ CONFIGS = [
     (
         {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]},
         "mxfp4",
-        "MXFP4 (block 32)",
+        "MXFP4 (block 32); 16-bit: attention",  # the ignore list names every layer's attention
     ),
     ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}, "nvfp4", "ModelOpt NVFP4 (block 16)"),
     ({"quant_method": "modelopt", "quant_algo": "FP8"}, "fp8", "ModelOpt FP8"),
@@ -133,3 +133,51 @@ def test_the_cli_says_what_the_config_stores(cli, tmp_path):
     data = json.loads(out)
     assert data["weight_dtype"] == "int4"
     assert data["model_match"]["summary"].endswith("architecture, int4 (AWQ 4-bit, group size 128)")
+
+
+def test_modules_a_checkpoint_ignores_stay_16bit():
+    """NVIDIA's NVFP4 Qwen3.5-122B-A10B (its real config.json) quantizes only the routed experts:
+    its ignore list names every layer's attention, linear attention and shared experts."""
+    import dataclasses
+
+    from core.memory.weights import weight_bytes
+    from core.spec.hf_config import model_from_config, read_config
+    from core.spec.params import part_params
+    from core.spec.precision import weight_precision
+
+    path = Path(__file__).parent / "data" / "qwen3.5-122b-a10b-nvfp4_config.json"
+    model = model_from_config(read_config(path))
+    assert model.native_dtype == "nvfp4"
+    assert dict(model.unquantized) == {"attention": 1.0, "linear_attention": 1.0, "shared_experts": 1.0}
+    fp4 = weight_precision("nvfp4")
+    kept = sum(part_params(model, part) for part in ("attention", "linear_attention", "shared_experts"))
+    as_if_all = weight_bytes(dataclasses.replace(model, unquantized=()), fp4).total
+    assert weight_bytes(model, fp4).total - as_if_all == pytest.approx(kept * (2 - fp4.bytes_per_element))
+    # the checkpoint's list applies to its own format only: quantizing the same model to int4 compresses all
+    int4 = weight_precision("int4")
+    assert weight_bytes(model, int4).total == weight_bytes(dataclasses.replace(model, unquantized=()), int4).total
+
+
+@pytest.mark.parametrize(
+    ("patterns", "parts"),
+    [
+        (["lm_head", "model.layers.0.self_attn*", "model.layers.1.self_attn*"], {"attention": (0, 1)}),
+        (["re:.*mlp.gate$", "model.visual*", "mtp*", "model.embed_tokens"], {}),
+        (["model.layers.*.self_attn", "model.layers.*.mlp.router"], {"attention": None}),  # gpt-oss
+        (
+            ["model.layers.3.mixer", "model.layers.5.mlp.shared_experts"],
+            {"linear_attention": (3,), "shared_experts": (5,)},
+        ),
+    ],
+)
+def test_ignore_patterns_name_parts_and_layers(patterns, parts):
+    from core.spec.quantization import unquantized_modules
+
+    assert dict(unquantized_modules({"ignore": patterns})) == parts
+
+
+def test_a_malformed_ignore_list_is_refused():
+    from core.spec.quantization import unquantized_modules
+
+    with pytest.raises(QuantizationError, match="'ignore' must be a list"):
+        unquantized_modules({"ignore": "lm_head"})

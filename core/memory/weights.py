@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from core.spec.engine import Parallelism
 from core.spec.model import ModelSpec
-from core.spec.params import parameter_counts
+from core.spec.params import kept_16bit_params, parameter_counts
 from core.spec.precision import ACTIVATION_PRECISION, Precision
 
 
@@ -56,13 +56,17 @@ def weight_bytes(model: ModelSpec, weights: Precision) -> WeightBytes:
             vision=p.vision * per,
         )
     half = ACTIVATION_PRECISION.bytes_per_element
-    compressed = p.routed_experts if (weights.moe_experts_only and model.is_moe) else p.linear
+    experts_only = weights.moe_experts_only and model.is_moe
+    # what the checkpoint's own quantization_config keeps in 16 bits, when these are its weights
+    kept, kept_experts = kept_16bit_params(model) if weights.name == model.native_dtype else (0.0, 0.0)
+    compressed = p.routed_experts - kept_experts if experts_only else p.linear - kept
     layers_16bit = p.linear - compressed + p.norms + p.router
+    routed_compressed = p.routed_experts - kept_experts
     return WeightBytes(
         embedding=p.embedding * half,
         lm_head=p.lm_head * half,
         layers=compressed * weights.bytes_per_element + layers_16bit * half,
-        routed_experts=p.routed_experts * weights.bytes_per_element,
+        routed_experts=routed_compressed * weights.bytes_per_element + kept_experts * half,
         vision=p.vision * half,
     )
 

@@ -10,12 +10,13 @@ Sliding-window layers follow the Hugging Face modelling code of each architectur
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.spec.hf_layers import LayerConfigError, block_fields, hybrid_fields
+from core.spec.hf_layers import LayerConfigError, block_fields, hybrid_fields, kept_fractions
 from core.spec.model import ModelSpec
 from core.spec.quantization import CheckpointFormat, QuantizationError, checkpoint_format
 from core.spec.vision import VisionConfigError, vision_from_config
@@ -175,7 +176,8 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
         raise ConfigError(f"config.json: {err}") from None
     fields.update(meta)
     try:
-        return ModelSpec(**fields)
+        spec = ModelSpec(**fields)
+        return dataclasses.replace(spec, unquantized=kept_fractions(spec, quant.unquantized)) if quant else spec
     except ValueError as err:
         raise ConfigError(f"config.json: {err}") from None
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.spec.mixers import FfnKind, GatedDeltaNetSpec, LayerKind, Mamba2Spec
-from core.spec.model import IndexerSpec, MlaSpec, MoeSpec
+from core.spec.mixers import STATE_KINDS, FfnKind, GatedDeltaNetSpec, LayerKind, Mamba2Spec
+from core.spec.model import IndexerSpec, MlaSpec, ModelSpec, MoeSpec
 
 _QWEN_MOE = {"qwen2_moe", "qwen3_moe", "qwen3_vl_moe_text", "qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text"}
 _DEEPSEEK = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
@@ -55,6 +55,27 @@ def block_fields(cfg: Mapping[str, Any], model_type: str, layers: int, read_int)
         "mla": _mla(cfg, read_int) if model_type in _DEEPSEEK else None,
         "indexer": _indexer(cfg, read_int) if model_type in _SPARSE_INDEXER else None,
     }
+
+
+def kept_fractions(model: ModelSpec, parts) -> tuple[tuple[str, float], ...]:
+    """For each part a quantized checkpoint keeps in 16 bits (``CheckpointFormat.unquantized``),
+    the fraction of the model's layers of that part it names (all of them when no layer is named)."""
+    layers_of = {
+        "attention": [i for i, k in enumerate(model.mixer_kinds) if k is LayerKind.ATTENTION],
+        "linear_attention": [i for i, k in enumerate(model.mixer_kinds) if k in STATE_KINDS],
+        "dense_ffn": [i for i, f in enumerate(model.layer_ffns) if f is FfnKind.DENSE],
+        "shared_experts": [i for i, f in enumerate(model.layer_ffns) if f is FfnKind.MOE],
+        "routed_experts": [i for i, f in enumerate(model.layer_ffns) if f is FfnKind.MOE],
+    }
+    kept = []
+    for part, indices in parts:
+        layers = layers_of[part]
+        if not layers:
+            continue
+        named = len(layers) if indices is None else len(set(indices) & set(layers))
+        if named:
+            kept.append((part, named / len(layers)))
+    return tuple(kept)
 
 
 def hybrid_fields(cfg: Mapping[str, Any], model_type: str, layers: int, read_int) -> dict[str, Any]:

@@ -130,6 +130,9 @@ class ModelSpec:
     """Weight format of the published checkpoint (bf16, fp8, mxfp4, ...)."""
     quantization: str = ""
     """What the checkpoint's quantization_config says (method, bits, groups), when it has one."""
+    unquantized: tuple[tuple[str, float], ...] = ()
+    """Parts the quantized checkpoint keeps in 16 bits (attention, linear_attention, dense_ffn,
+    shared_experts, routed_experts) with the fraction of that part's layers it keeps."""
     hf_id: str = ""
     model_type: str = ""
     params_total_published: float | None = None

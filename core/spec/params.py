@@ -93,6 +93,25 @@ def attention_params_per_layer(model: ModelSpec) -> float:
     return q + kv_down + kv_up + out + indexer
 
 
+def part_params(model: ModelSpec, part: str) -> float:
+    """Parameters of one quantizable part of the model (``ModelSpec.unquantized``'s names) [count]."""
+    p = parameter_counts(model)
+    attention = model.num_attention_layers * attention_params_per_layer(model)
+    return {
+        "attention": attention,
+        "linear_attention": p.attention - attention,
+        "dense_ffn": p.dense_ffn,
+        "shared_experts": p.shared_experts,
+        "routed_experts": p.routed_experts,
+    }[part]
+
+
+def kept_16bit_params(model: ModelSpec) -> tuple[float, float]:
+    """(all, routed-expert) parameters of linear layers the checkpoint keeps in 16 bits [count]."""
+    kept = {part: fraction * part_params(model, part) for part, fraction in model.unquantized}
+    return sum(kept.values()), kept.get("routed_experts", 0.0)
+
+
 def mixer_params(model: ModelSpec) -> float:
     """Token-mixer parameters of all layers [count]: each layer's attention, Gated DeltaNet or
     Mamba2 block (none for an FFN-only layer)."""

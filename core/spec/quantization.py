@@ -14,14 +14,18 @@ Each method as Hugging Face ``config.json`` files write it (and vLLM's quantizat
 - ``modelopt``: ``quant_algo`` FP8 -> fp8, NVFP4 -> nvfp4;
 - ``bitsandbytes``: ``load_in_4bit`` -> int4 (NF4/FP4 with block absmax), ``load_in_8bit`` -> int8.
 
-Embeddings and the LM head stay in 16 bits in every one of these (they are what such configs list
-under ``ignore`` / ``modules_to_not_convert``), as :func:`core.memory.weights.weight_bytes` counts
-them. Other ignored layers and group sizes other than 128 are named in ``detail`` but sized as the
+Embeddings, the LM head, routers and vision towers stay in 16 bits in every one of these. Other
+modules a config lists under ``ignore`` / ``modules_to_not_convert`` / ``exclude_modules`` /
+``llm_int8_skip_modules`` (NVIDIA's NVFP4 checkpoints keep attention, linear attention and shared
+experts in BF16, quantizing only the routed experts) are read by :func:`unquantized_modules` as
+parts of the model, with the layers they name, and :func:`core.memory.weights.weight_bytes` keeps
+those parts in 16 bits. Group sizes other than 128 are named in ``detail`` but sized as the
 format's standard layout.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +43,8 @@ class CheckpointFormat:
     """A key of core.spec.precision.WEIGHT_PRECISIONS."""
     method: str
     detail: str
+    unquantized: tuple[tuple[str, tuple[int, ...] | None], ...] = ()
+    """Parts kept in 16 bits and the layers named (:func:`unquantized_modules`)."""
 
 
 def checkpoint_format(quant: Mapping[str, Any]) -> CheckpointFormat:
@@ -49,7 +55,10 @@ def checkpoint_format(quant: Mapping[str, Any]) -> CheckpointFormat:
         known = ", ".join(sorted(_READERS))
         raise QuantizationError(f"quantization_config: unsupported quant_method {method!r}; supported: {known}")
     weights, detail = reader(quant)
-    return CheckpointFormat(weights=weights, method=method, detail=detail)
+    unquantized = unquantized_modules(quant)
+    if unquantized:
+        detail += "; 16-bit: " + ", ".join(part.replace("_", " ") for part, _ in unquantized)
+    return CheckpointFormat(weights=weights, method=method, detail=detail, unquantized=unquantized)
 
 
 def _bits(quant: Mapping[str, Any], key: str = "bits") -> int:
@@ -126,6 +135,52 @@ def _compressed_tensors(quant):
     if kind == "int" and bits == 8:
         return "int8", f"compressed-tensors INT8 {name}"
     raise QuantizationError(f"quantization_config: compressed-tensors {kind} {name} is not modelled")
+
+
+IGNORE_KEYS = ("ignore", "modules_to_not_convert", "exclude_modules", "llm_int8_skip_modules")
+UNQUANTIZED_PARTS = ("attention", "linear_attention", "dense_ffn", "shared_experts", "routed_experts")
+_ALREADY_16BIT = re.compile(r"lm_head|embed|visual|vision|vit\b|mm_projector|multi_modal|mtp|router|\.gate$")
+_LAYER = re.compile(r"layers\.(\d+)\.")
+
+
+def _part(pattern: str) -> str | None:
+    """Which part of the model an ignore pattern names (None: one that stays 16-bit anyway or unknown)."""
+    pattern = pattern.removeprefix("re:").rstrip("$*")  # compressed-tensors regexes and glob stars
+    if _ALREADY_16BIT.search(pattern) and "shared_expert" not in pattern and "experts" not in pattern:
+        return None
+    if "shared_expert" in pattern:
+        return None if pattern.endswith("shared_expert_gate") else "shared_experts"
+    if "experts" in pattern:
+        return "routed_experts"
+    if "linear_attn" in pattern or "mixer" in pattern or "mamba" in pattern:
+        return "linear_attention"
+    if "attn" in pattern or "attention" in pattern or re.search(r"[qkvo]_proj", pattern):
+        return "attention"
+    if "mlp" in pattern or re.search(r"(gate|up|down)_proj", pattern):
+        return "dense_ffn"
+    return None
+
+
+def unquantized_modules(quant: Mapping[str, Any]) -> tuple[tuple[str, tuple[int, ...] | None], ...]:
+    """The parts of the model a quantized checkpoint keeps in 16 bits, each with the layer indices
+    its patterns name (None: every layer); raises QuantizationError for a malformed list."""
+    found: dict[str, set[int] | None] = {}
+    for key in IGNORE_KEYS:
+        patterns = quant.get(key)
+        if patterns is None:
+            continue
+        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+            raise QuantizationError(f"quantization_config: field {key!r} must be a list of module names")
+        for pattern in patterns:
+            part = _part(pattern.lower())
+            if part is None:
+                continue
+            layer = _LAYER.search(pattern)
+            if layer is None or found.get(part, set()) is None:
+                found[part] = None  # a pattern without a layer index matches that part in every layer
+            else:
+                found.setdefault(part, set()).add(int(layer.group(1)))  # type: ignore[union-attr]
+    return tuple((part, None if found[part] is None else tuple(sorted(found[part]))) for part in found)
 
 
 _READERS = {
