@@ -99,6 +99,8 @@ st.caption(
         tokens=fmt.count(kv.capacity_tokens),
     )
 )
+if dep.model.is_hybrid:  # the linear layers' state: per request, whatever its length
+    st.caption(t("concurrency.state_caption", state=fmt.count(kv.state_bytes_per_request), block=kv.block_size))
 
 st.subheader(t("triangle.heading"))
 prompt_lens = sweep_lengths(work.input_len, dep.max_model_len - work.output_len)

@@ -7,14 +7,14 @@ import dataclasses
 import streamlit as st
 
 from core.estimate.result import estimate
-from core.memory.kv import kv_heads_per_gpu, mha_equivalent_kv_bytes_per_token
-from core.memory.weights import layers_per_gpu
+from core.memory.kv import attention_layers_per_gpu, kv_heads_per_gpu, mha_equivalent_kv_bytes_per_token
 from core.spec import units
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Workload
 from ui import charts, fmt
 from ui.i18n import t
 from ui.learn_levers import render_levers
+from ui.learn_state import render_state
 from ui.sidebar import require_scenario
 
 LONG_TAIL_FACTOR = 4  # a long-tail request several times the typical length (the chapters' failure)
@@ -31,7 +31,7 @@ st.markdown(t("learn.scopes_body"))
 
 st.header(t("learn.kv_heading"))
 bytes_per = dep.kv.bytes_per_element
-layers = layers_per_gpu(model, dep.parallel.pp)
+layers = attention_layers_per_gpu(model, dep.parallel.pp)  # a hybrid's linear layers keep no KV
 if model.mla is None:
     heads = kv_heads_per_gpu(model, dep.parallel.tp)
     st.latex(
@@ -41,10 +41,13 @@ if model.mla is None:
     )
 else:
     latent = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+    index = model.indexer.cache_bytes_per_token if model.indexer else 0  # DeepSeek sparse attention's keys
     st.latex(
-        r"\text{KV/token}_{MLA} = L \times (r_{kv} + d_{rope}) \times b"
-        rf" = {layers} \times ({model.mla.kv_lora_rank} + {model.mla.qk_rope_head_dim}) \times {bytes_per:g}"
-        rf" = {layers * latent * bytes_per:,.0f}\ \text{{B}}"
+        r"\text{KV/token}_{MLA} = L \times [(r_{kv} + d_{rope}) \times b" + (r" + b_{index}" if index else "") + "]"
+        rf" = {layers} \times [({model.mla.kv_lora_rank} + {model.mla.qk_rope_head_dim}) \times {bytes_per:g}"
+        + (rf" + {index}" if index else "")
+        + "]"
+        rf" = {layers * (latent * bytes_per + index):,.0f}\ \text{{B}}"
     )
 if kv.shared_prefix_bytes:  # prefix caching: the shared prefix is held once
     st.latex(
@@ -62,6 +65,7 @@ else:
 st.caption(
     t("learn.kv_caption", tokens=work.request_len, sliding=model.num_sliding_layers, window=model.sliding_window or "-")
 )
+render_state(dep, kv)
 
 st.subheader(t("learn.concurrency_heading"))
 usable = mem.capacity - mem.driver_reserved
