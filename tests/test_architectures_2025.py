@@ -81,3 +81,18 @@ def test_vision_tower_is_counted_in_weights_not_in_active(catalog):
     assert p.active == p.total - p.vision
     w = weight_bytes(m, weight_precision("int4"))
     assert w.vision == tower * 2  # the tower stays 16-bit under weight quantization
+
+
+def test_multimodal_and_hybrid_estimates_say_what_they_count(deploy):
+    from core.estimate.result import estimate
+    from core.spec.deployment import Workload
+
+    work = Workload(input_len=1024, output_len=256)
+    vl = estimate(deploy("qwen3-vl-8b", "h100-sxm", max_model_len=8192), work)
+    text = " ".join(w.text() for w in vl.warnings)
+    assert "vision tower" in text and "--limit-mm-per-prompt" in text
+    hybrid = estimate(deploy("qwen3-next-80b-a3b", "h200", tp=2, max_model_len=32768), work)
+    text = " ".join(w.text() for w in hybrid.warnings)
+    assert "12 attention layers" in text and "18.8 MiB of state per request" in text and "544 tokens" in text
+    plain = estimate(deploy("llama-3.1-8b", "h100-sxm", max_model_len=8192), work)
+    assert not any("vision tower" in w.text() or "state per request" in w.text() for w in plain.warnings)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from core.levers.registry import levers_on
 from core.memory.budget import GpuMemory
 from core.memory.capacity import KvCapacity
+from core.memory.weights import weight_bytes
 from core.messages import gib_text, notice
+from core.spec import units
 from core.spec.deployment import Deployment, Workload
 from core.spec.support import matmul_peak, serving_dtype, weight_only
 from core.timing.phases import phase_time
@@ -56,6 +58,18 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
         )
     if dep.model.mla is None and dep.model.num_kv_heads < dep.parallel.tp:
         yield notice("kv_heads_replicated", kv_heads=dep.model.num_kv_heads, tp=dep.parallel.tp)
+    if dep.model.vision is not None:
+        tower = weight_bytes(dep.model, dep.weights).vision / dep.parallel.tp
+        yield notice("vision_tower_counted", model=dep.model.name, tower=gib_text(tower))
+    if dep.model.is_hybrid:
+        yield notice(
+            "hybrid_state",
+            model=dep.model.name,
+            attention=dep.model.num_attention_layers,
+            linear=dep.model.num_state_layers,
+            state=f"{kv.state_bytes_per_request / units.MiB:,.1f} MiB",
+            block=kv.block_size,
+        )
     if dep.gpu.memory_basis == "datasheet":
         yield notice("memory_from_datasheet", gpu=dep.gpu.name)
 
