@@ -96,3 +96,35 @@ def test_multimodal_and_hybrid_estimates_say_what_they_count(deploy):
     assert "12 attention layers" in text and "18.8 MiB of state per request" in text and "544 tokens" in text
     plain = estimate(deploy("llama-3.1-8b", "h100-sxm", max_model_len=8192), work)
     assert not any("vision tower" in w.text() or "state per request" in w.text() for w in plain.warnings)
+
+
+def test_mtp_layers_the_checkpoint_ships(catalog, cli):
+    assert catalog.model("deepseek-v3").mtp_layers == 1 and catalog.model("glm-4.5").mtp_layers == 1
+    assert catalog.model("qwen3.5-27b").mtp_layers == 1 and catalog.model("minimax-m2.5").mtp_layers == 3
+    assert catalog.model("llama-3.1-8b").mtp_layers == 0
+    code, out, _ = cli(
+        "estimate",
+        "--model",
+        "deepseek-v3.1",
+        "--gpu",
+        "h200",
+        "--tp",
+        "8",
+        "--speculative-method",
+        "mtp",
+        "--max-model-len",
+        "8192",
+    )
+    assert code == 0 and "uses the 1 multi-token-prediction layer(s)" in out
+    code, out, _ = cli(
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100-sxm",
+        "--speculative-method",
+        "mtp",
+        "--max-model-len",
+        "8192",
+    )
+    assert code == 0 and "ships no multi-token-prediction layers" in out

@@ -164,6 +164,7 @@ def model_to_dict(m: ModelSpec) -> dict[str, Any]:
         "layer_kinds": {kind.value: m.count_layers(kind) for kind in LayerKind if m.count_layers(kind)},
         "sparse_attention_topk": m.indexer.topk if m.indexer else None,
         "vision_params_b": round(p.vision / 1e9, 3) if m.vision else None,
+        "mtp_layers": m.mtp_layers,
         # one GPU, 16-bit KV: what the architecture costs per token and per request before any setting
         "kv_bytes_per_token_16bit": round(kv_bytes_per_token(m, KV_PRECISIONS["bf16"], Parallelism())),
         "state_bytes_per_request_16bit": round(state_bytes_per_request(m, Parallelism())),

@@ -75,6 +75,7 @@ def proposer_model(target: ModelSpec, spec: Speculative) -> ModelSpec | None:
         linear_attention=None,
         mamba=None,
         vision=None,
+        mtp_layers=0,
         params_total_published=None,
         params_active_published=None,
     )
@@ -186,6 +187,9 @@ class SpeculativeLever(Lever):
         return step.per(emitted)
 
     def notices(self, dep: Deployment, workload, memory, phase):
+        if dep.levers.speculative.method == "mtp":
+            key = "mtp_from_checkpoint" if dep.model.mtp_layers else "mtp_not_in_checkpoint"
+            yield notice(key, model=dep.model.name, layers=dep.model.mtp_layers)
         context = workload.decode_context
         plain = float(phase(dep, workload.batch, 1, context, 1).seconds)
         speculative = float(self.decode_step(dep, phase, workload.batch, context).seconds)

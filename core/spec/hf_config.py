@@ -167,6 +167,7 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
         "sliding_layers": sliding_layers,
         "native_dtype": _native_dtype(config, cfg, quant),
         "quantization": quant.detail if quant else "",
+        "mtp_layers": _mtp_layers(cfg),
     }
     try:
         fields.update(block_fields(cfg, model_type, layers, _int))
@@ -180,6 +181,20 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
         return dataclasses.replace(spec, unquantized=kept_fractions(spec, quant.unquantized)) if quant else spec
     except ValueError as err:
         raise ConfigError(f"config.json: {err}") from None
+
+
+_MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
+
+
+def _mtp_layers(cfg: Mapping[str, Any]) -> int:
+    """MTP layers the checkpoint ships: DeepSeek / GLM / MiMo, Qwen3.5 and MiniMax name them differently."""
+    for key in _MTP_KEYS:
+        value = cfg.get(key)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 64:
+                raise ConfigError(f"config.json: invalid field {key!r}: expected 0 to 64, got {value!r}")
+            return value
+    return 0
 
 
 def _int(cfg: Mapping[str, Any], key: str, default: int | None = None) -> int:

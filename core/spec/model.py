@@ -122,6 +122,9 @@ class ModelSpec:
     indexer: IndexerSpec | None = None
     vision: VisionSpec | None = None
     """A multimodal checkpoint's vision tower, loaded beside the language model."""
+    mtp_layers: int = 0
+    """Multi-token-prediction layers the checkpoint ships (num_nextn_predict_layers and kin): vLLM
+    loads them only as a speculative proposer, so the weights leave them out until MTP is on."""
     ffn_gated: bool = True
     """Gated FFN (SwiGLU/GeGLU: gate, up, down); False for up/down only (Nemotron-H's relu^2)."""
     attention_output_gate: bool = False
