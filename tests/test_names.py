@@ -107,3 +107,10 @@ def test_cli_says_which_models_an_ambiguous_name_could_mean(cli):
     code, _, err = cli("estimate", "--model", "llama 8b instruct", "--gpu", "a10")
     assert code == 2
     assert err.count("\n") == 1 and "llama-3.1-8b (meta-llama/Llama-3.1-8B)" in err
+
+
+def test_reasoning_tunes_and_previews_resolve_to_their_architecture(catalog):
+    assert resolve("Qwen/Qwen3-VL-8B-Thinking", catalog).model.id == "qwen3-vl-8b"
+    assert resolve("Qwen/Qwen3-Next-80B-A3B-Instruct", catalog).model.id == "qwen3-next-80b-a3b"
+    assert resolve("deepseek-ai/DeepSeek-V3.2-Exp", catalog).model.id == "deepseek-v3.2"
+    assert resolve("Qwen/Qwen3-30B-A3B-Thinking-2507", catalog).model.id == "qwen3-30b-a3b"

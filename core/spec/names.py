@@ -2,7 +2,7 @@
 derived from them (instruct and chat tunes, dated releases, quantized uploads).
 
 A name is cut into lower-case tokens (``meta-llama/Llama-3.1-8B-Instruct`` -> llama, 3.1, 8b,
-instruct; the organisation is dropped). Tokens that name a tune (instruct, chat, it, base, hf) or a
+instruct; the organisation is dropped). Tokens that name a tune (instruct, chat, it, thinking, ...) or a
 quantization (fp8, awq, gptq-int4, bnb-4bit, mxfp4, nvfp4, w4a16, w8a8, ...) leave the
 architecture unchanged and are set aside, the quantization giving the weight format. What is left
 is matched against every catalog model's keys (its id, display name and HF id, cut the same way),
@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from core.spec.model import ModelSpec
 
-TUNE_TOKENS = frozenset({"instruct", "chat", "it", "base", "hf", "sft", "rl"})
-"""Fine-tunes and packaging that keep the architecture (weights differ, shapes do not)."""
+TUNE_TOKENS = frozenset({"instruct", "chat", "it", "base", "hf", "sft", "rl", "thinking", "exp"})
+"""Fine-tunes and packaging that keep the architecture (weights differ, shapes do not): Qwen's
+``-Thinking`` reasoning tunes, DeepSeek's ``-Exp`` preview of V3.2 (the same config as V3.2)."""
 ORG_TOKENS = frozenset({"meta"})
 """Leading tokens some repos add to the name (``Meta-Llama-3-8B``)."""
 QUANT_TOKENS: dict[str, str | None] = {
