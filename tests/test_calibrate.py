@@ -91,3 +91,19 @@ def test_calibration_round_trips_through_json_and_rejects_junk():
     ):
         with pytest.raises(ValueError, match=message):
             Calibration.from_json(junk)
+
+
+def test_a_hybrid_log_checks_the_forced_block_size(deploy):
+    """vLLM's start-up lines for a hybrid, in their wording in 0.11-0.33 (HybridAttentionMambaModelConfig),
+    with the figures worked by hand for Qwen3-Next at tp 2 (a constructed log, not a captured one)."""
+    text = (
+        "INFO [config.py:376] Setting attention block size to 544 tokens to ensure that attention page size "
+        "is >= mamba page size.\n"
+        "INFO [config.py:397] Padding mamba page size by 1.49% to ensure that mamba page size and attention "
+        "page size are exactly equal.\n"
+        "INFO [gpu_worker.py:298] Available KV cache memory: 40.00 GiB\n"
+    )
+    log = parse_startup_log(text)
+    assert log.values["attention_block_size"] == 544 and log.values["mamba_padding_pct"] == 1.49
+    fit = calibrate_memory(deploy("qwen3-next-80b-a3b", "h200", tp=2, max_model_len=32768), log)
+    assert fit.before["block_size"] == 0.0  # 544 = 16 x ceil(548,864 / (16 x 1,024))

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 
 from core.memory.budget import gpu_memory
+from core.memory.state import kv_block_size
 from core.planning.check import in_flight_requests
 from core.planning.requirement import Requirement
 from core.planning.steady_state import steady_state
@@ -95,7 +96,11 @@ def calibrate_memory(dep: Deployment, log: StartupLog) -> Fit:
     predicted = gpu_memory(dep).kv_budget
     calibration = Calibration(overhead_correction_bytes=predicted - measured, source="vLLM start-up log")
     after = gpu_memory(calibration.apply(dep)).kv_budget
-    return Fit(calibration, {"kv_cache": predicted / measured - 1}, {"kv_cache": after / measured - 1})
+    before, later = {"kv_cache": predicted / measured - 1}, {"kv_cache": after / measured - 1}
+    if "attention_block_size" in log.values:  # a hybrid's forced block size: a check, nothing to fit
+        block = kv_block_size(dep) / log.values["attention_block_size"] - 1
+        before["block_size"] = later["block_size"] = block
+    return Fit(calibration, before, later)
 
 
 def _bisect(function, target: float, decreasing: bool) -> float:

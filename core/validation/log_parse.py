@@ -32,6 +32,9 @@ STARTUP_PATTERNS = {
         rf"non_torch_memory[^0-9]*{NUMBER}\s*GiB",
     ],
     "utilization": [rf"gpu_memory_utilization[=:\s]*{NUMBER}"],
+    # hybrid models (vLLM 0.11-0.33, HybridAttentionMambaModelConfig / _align_hybrid_block_size)
+    "attention_block_size": [rf"Setting attention block size to {NUMBER} tokens"],
+    "mamba_padding_pct": [rf"Padding mamba page size by {NUMBER}%"],
 }
 BENCHMARK_PATTERNS = {
     "completed": [rf"Successful requests:\s*{NUMBER}"],
