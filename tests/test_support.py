@@ -11,7 +11,15 @@ from core.planning.requirement import Requirement
 from core.spec.deployment import Deployment, Workload
 from core.spec.engine import EngineConfig
 from core.spec.precision import WEIGHT_PRECISIONS, kv_precision, weight_precision
-from core.spec.support import FORMAT_RULES, kv_for, matmul_peak, weight_only, weights_problem
+from core.spec.support import (
+    FORMAT_RULES,
+    attention_backend,
+    kv_for,
+    kv_problem,
+    matmul_peak,
+    weight_only,
+    weights_problem,
+)
 from tests.app_helpers import open_app
 
 
@@ -76,11 +84,13 @@ def test_advice_and_fixes_never_suggest_what_the_gpu_refuses(catalog):
     v100 = deployment(catalog, "qwen2.5-14b", "v100-32gb", "fp16", max_model_len=4096)
     current = estimate(v100, Workload(input_len=2048, output_len=512, batch=32))
     for suggestion in fit_suggestions(v100, Workload(input_len=2048, output_len=512, batch=32), current):
-        assert weights_problem(v100.gpu, suggestion.result.deployment.weights) is None
+        dep = suggestion.result.deployment
+        assert weights_problem(v100.gpu, dep.weights) is None and kv_problem(v100.gpu, dep.kv, dep.model) is None
     req = Requirement(users=200, think_time_s=5.0, prompt_len=1500, answer_len=300)
     for fix in fixes(catalog, v100, req):
         dep = fix.plan.deployment
         assert weights_problem(dep.gpu, dep.weights) is None
+        assert kv_problem(dep.gpu, dep.kv, dep.model) is None
 
 
 def test_catalog_tensor_rates_agree_with_the_rules(catalog):
@@ -102,3 +112,41 @@ def test_the_ui_says_why_a_refused_format_cannot_run_and_keeps_the_inputs():
     assert not at.exception
     assert any("needs at least 8.0" in e.value for e in at.error)
     assert at.selectbox(key="gpu").value == "t4" and at.selectbox(key="model").value == "gpt-oss-20b"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "model", "backend"),
+    [
+        ("t4", "llama-3.1-8b", "TRITON_ATTN"),
+        ("v100-32gb", "llama-3.1-8b", "TRITON_ATTN"),
+        ("a10", "llama-3.1-8b", "FLASH_ATTN (FA2)"),
+        ("h100-sxm", "llama-3.1-8b", "FLASH_ATTN (FA3)"),
+        ("b200", "llama-3.1-8b", "FLASHINFER"),
+        ("rtx-5090", "llama-3.1-8b", "FLASH_ATTN (FA2)"),
+        ("h100-sxm", "deepseek-v2-lite", "FLASH_ATTN_MLA"),
+        ("b200", "deepseek-v2-lite", "FLASHINFER_MLA"),
+        ("a100-80gb", "deepseek-v2-lite", "TRITON_MLA"),
+        ("mi300x", "llama-3.1-8b", None),  # ROCm is not read
+    ],
+)
+def test_attention_backend_by_capability(catalog, gpu, model, backend):
+    assert attention_backend(catalog.gpu(gpu), catalog.model(model)) == backend
+
+
+def test_fp8_kv_is_refused_where_the_backend_has_no_fp8(catalog, cli):
+    fp8 = kv_precision("fp8", weight_precision("bf16"))
+    llama, mla = catalog.model("llama-3.1-8b"), catalog.model("deepseek-v2-lite")
+    assert kv_problem(catalog.gpu("t4"), fp8, llama) is not None  # TRITON_ATTN needs 8.9 for FP8
+    assert kv_problem(catalog.gpu("a10"), fp8, llama) is None  # FLASHINFER takes it from 8.0
+    assert kv_problem(catalog.gpu("a100-80gb"), fp8, mla) is not None  # TRITON_MLA below 8.9
+    assert kv_problem(catalog.gpu("l40s"), fp8, mla) is None and kv_problem(catalog.gpu("h100-sxm"), fp8, mla) is None
+    code, out, err = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "t4", "--kv-dtype", "fp8")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "refuses an FP8 KV cache on NVIDIA T4 (compute capability 7.5)" in err
+
+
+def test_the_ui_refuses_fp8_kv_on_a_t4_and_keeps_the_inputs():
+    at = open_app(model="Llama-3.1-8B", gpu="NVIDIA T4", kv="fp8")
+    assert not at.exception
+    assert any("refuses an FP8 KV cache" in e.value for e in at.error)
+    assert at.selectbox(key="gpu").value == "t4" and at.selectbox(key="kv").value == "fp8"

@@ -16,6 +16,7 @@ from core.spec.mixers import LayerKind
 from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
 from core.spec.precision import KV_PRECISIONS
+from core.spec.support import attention_backend
 
 
 def _gib(value: float) -> float:
@@ -46,6 +47,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "max_num_batched_tokens": e.max_num_batched_tokens,
             "max_num_seqs": e.max_num_seqs,
             "block_size": d.engine.block_size,
+            "attention_backend": attention_backend(d.gpu, d.model),
             "efficiency": {
                 "compute": d.efficiency.compute,
                 "bandwidth": d.efficiency.bandwidth,

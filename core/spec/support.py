@@ -1,5 +1,6 @@
 """What vLLM runs on which NVIDIA GPU: each weight format's minimum compute capability, where it
-runs as a weight-only kernel at 16-bit compute, and bfloat16 on GPUs without it.
+runs as a weight-only kernel at 16-bit compute, bfloat16 on GPUs without it, and the attention
+backend it picks, which decides where an FP8 KV cache runs (:func:`attention_backend`).
 
 Read from vLLM's source in the released wheels, v0.14.0 to v0.33.0 (the newest on PyPI on
 2026-12-01); paths under ``vllm/model_executor/layers/quantization/``. Each rule is the
@@ -31,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.spec.gpu import GpuSpec
+from core.spec.model import ModelSpec
 from core.spec.precision import KV_PRECISIONS, Precision, kv_precision
 
 RELEASES = "vLLM 0.14.0-0.33.0"
@@ -109,3 +111,50 @@ def kv_for(name: str, weights: Precision, gpu: GpuSpec) -> Precision:
     if name.lower() == "auto" and (cast := serving_dtype(gpu, weights)) is not None:
         return cast
     return kv_precision(name, weights)
+
+
+# Attention backends, read from vLLM 0.33.0's wheel (vllm/platforms/cuda.py _get_backend_priorities;
+# each backend's supports_compute_capability and supports_kv_cache_dtype under vllm/v1/attention/
+# backends/; 0.11.0 compared): the first backend in the priority list that accepts the GPU wins.
+ATTENTION_RELEASE = "vLLM 0.33.0"
+FLASH_ATTN_MIN = 80  # flash_attn.py: capability >= 8.0 (FA2; FA3 on 9.x, FA4 on 10.x)
+FP8_TRITON_MIN = 89  # TritonAttentionImpl / TRITON_MLA: "native FP8 (fp8e4nv) requires SM89+"
+
+
+def attention_backend(gpu: GpuSpec, model: ModelSpec) -> str | None:
+    """The attention backend vLLM 0.33 picks by default on ``gpu`` for ``model`` (None: not an
+    NVIDIA GPU the catalog has a capability for).
+
+    Standard attention: TRITON_ATTN below 8.0 (FLEX_ATTENTION in 0.11), FLASH_ATTN (FA2) on 8.x and
+    12.x, FLASH_ATTN (FA3) on 9.x, FLASHINFER on 10.x. MLA: FLASHINFER_MLA on 10.x, FLASH_ATTN_MLA
+    on 9.x, TRITON_MLA elsewhere.
+    """
+    cap = gpu.cuda_capability
+    if cap is None:
+        return None
+    major = cap // 10
+    if model.mla is not None:
+        return {10: "FLASHINFER_MLA", 9: "FLASH_ATTN_MLA"}.get(major, "TRITON_MLA")
+    if cap < FLASH_ATTN_MIN:
+        return "TRITON_ATTN"
+    return {9: "FLASH_ATTN (FA3)", 10: "FLASHINFER"}.get(major, "FLASH_ATTN (FA2)")
+
+
+def kv_problem(gpu: GpuSpec, kv: Precision, model: ModelSpec) -> str | None:
+    """Why vLLM refuses an FP8 KV cache for ``model`` on ``gpu``, or None.
+
+    Standard attention below 8.0 lands on TRITON_ATTN, which refuses FP8 KV below 8.9 (0.11's
+    FLEX_ATTENTION refused any quantized KV); from 8.0 FLASHINFER takes FP8 KV. MLA on 8.0-8.8 (and
+    below) lands on TRITON_MLA, which refuses it likewise; 9.x (FLASHMLA), 10.x and 12.x run it.
+    """
+    cap = gpu.cuda_capability
+    if cap is None or kv.name != "fp8":
+        return None
+    floor = FP8_TRITON_MIN if model.mla is not None else FLASH_ATTN_MIN
+    if cap >= floor:
+        return None
+    backend = attention_backend(gpu, model)
+    return (
+        f"{ATTENTION_RELEASE} refuses an FP8 KV cache on {gpu.name} (compute capability "
+        f"{gpu.compute_capability}): its {backend} backend needs 8.9 for native FP8 (fp8e4nv)"
+    )
