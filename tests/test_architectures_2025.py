@@ -128,3 +128,15 @@ def test_mtp_layers_the_checkpoint_ships(catalog, cli):
         "8192",
     )
     assert code == 0 and "ships no multi-token-prediction layers" in out
+
+
+def test_sparse_attention_steps_take_the_exact_path(deploy):
+    import numpy as np
+
+    from core.serving.step_cost import StepModel, step_seconds
+
+    dep = deploy("deepseek-v3.2", "h200", tp=8, max_model_len=131072)
+    model = StepModel(dep)
+    assert not model.exact  # top-k caps each query's keys: pairs are not linear in the step's sums
+    new, cached = np.array([8192]), np.array([100_000])
+    assert model.step(new, cached) == step_seconds(dep, new, cached)

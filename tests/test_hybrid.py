@@ -185,3 +185,52 @@ def test_gated_deltanet_layer_types_list_wins(catalog):
     assert m.num_attention_layers == 16 and m.count_layers(LayerKind.LINEAR_ATTENTION) == 48
     # 48 x [(4 - 1) x (2 x 16 x 128 + 48 x 128) x 2 B + 48 x 128 x 128 x 4 B]
     assert state_bytes_per_request(m, TP1) == 48 * (3 * (2 * 16 * 128 + 48 * 128) * 2 + 48 * 128 * 128 * 4)
+
+
+def test_a_batch_holds_each_requests_state(deploy):
+    from core.memory.request_kv import batch_kv_bytes
+
+    dep = deploy("qwen3.5-27b", "h100-sxm", max_model_len=8192)
+    state = state_bytes_per_request(dep.model, TP1)
+    one = float(batch_kv_bytes(dep, 1, 1024, 512))
+    assert float(batch_kv_bytes(dep, 150, 1024, 512)) == pytest.approx(150 * one)
+    assert one == pytest.approx(math.ceil(1024 / dep_block(dep)) * dep_block(dep) * 65_536 + state)
+    result = estimate(dep, Workload(input_len=512, output_len=512, batch=150))
+    assert not result.fits  # 150 x (KV + 147 MiB of state) is more than the 16 GiB budget
+
+
+def dep_block(dep):
+    from core.memory.state import kv_block_size
+
+    return kv_block_size(dep)
+
+
+def test_bad_hybrid_shapes_are_config_errors_not_tracebacks():
+    base = {**NANO_9B_V2}
+    with pytest.raises(ConfigError):
+        model_from_config({**base, "mamba_ssm_cache_dtype": ["float32"]})
+    gdn = {
+        "model_type": "qwen3_next",
+        "hidden_size": 256,
+        "intermediate_size": 512,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 64,
+        "vocab_size": 1000,
+        "max_position_embeddings": 4096,
+        "num_experts": 4,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 64,
+        "linear_num_key_heads": 3,
+        "linear_num_value_heads": 4,
+        "linear_key_head_dim": 32,
+        "linear_value_head_dim": 32,
+        "linear_conv_kernel_dim": 4,
+    }
+    with pytest.raises(ConfigError, match="num_v_heads"):
+        model_from_config(gdn)  # value heads must be a multiple of key heads
+    with pytest.raises(ConfigError, match="layer_types"):
+        model_from_config({**gdn, "linear_num_key_heads": 2, "layer_types": [["x"]] * 4})
+    with pytest.raises(ConfigError, match="mlp_only_layers"):
+        model_from_config({**gdn, "linear_num_key_heads": 2, "mlp_only_layers": [0, "a"]})

@@ -1,7 +1,9 @@
 """The KV a request holds on one GPU, with what the levers add and share (array-friendly).
 
     KV(sequence)  = target's KV + what levers hold beside it (a speculative proposer's KV)
-    KV(batch of B) = KV(shared prefix), held once, + B x (KV(request) - KV(shared prefix))
+    KV(batch of B) = KV(shared prefix), held once, + B x (KV(request) - KV(shared prefix) + state)
+
+(state: a hybrid's constant per-request state, :mod:`core.memory.state`; 0 for other models)
 
 A lever that shares prompt tokens (prefix caching, :meth:`core.levers.base.Lever.shared_tokens`)
 lets the batch hold their blocks once; tokens found cached (:meth:`~core.levers.base.Lever.cached_tokens`)
@@ -69,8 +71,8 @@ def shared_kv_bytes(dep: Deployment, input_len):
 
 
 def own_kv_bytes(dep: Deployment, request_len, input_len):
-    """KV one request adds beside the shared prefix [bytes]."""
-    return sequence_kv_bytes(dep, request_len) - shared_kv_bytes(dep, input_len)
+    """KV one request adds beside the shared prefix, and a hybrid's constant state [bytes]."""
+    return sequence_kv_bytes(dep, request_len) - shared_kv_bytes(dep, input_len) + request_state_bytes(dep)
 
 
 def batch_kv_bytes(dep: Deployment, batch, request_len, input_len):

@@ -58,7 +58,10 @@ class StepModel:
         self.dep = dep
         self.levers = levers_on(dep.levers)
         # a lever whose step work is not linear in the step's sums (LoRA adapters read) takes the general path
-        self.exact = not m.num_sliding_layers and all(lever.linear_step_work for lever in self.levers)
+        # top-k sparse attention caps each query's keys, so its pairs are not linear in the sums either
+        self.exact = (
+            not m.num_sliding_layers and m.indexer is None and all(lever.linear_step_work for lever in self.levers)
+        )
         own = dataclasses.replace(dep, levers=Levers()) if self.levers else dep  # the model's own work only
         self.per_token = float(linear_flops(m, 1, 2) - linear_flops(m, 1, 1))  # 2 x body params
         self.per_sequence = float(linear_flops(m, 1, 1)) - self.per_token  # 2 x vocab x hidden (LM head)

@@ -173,7 +173,7 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
         fields.update(block_fields(cfg, model_type, layers, _int))
         fields.update(hybrid_fields(cfg, model_type, layers, _int))
         fields["vision"] = vision_from_config(config, hidden)
-    except (LayerConfigError, VisionConfigError) as err:
+    except (LayerConfigError, VisionConfigError, ValueError) as err:  # a spec's own checks included
         raise ConfigError(f"config.json: {err}") from None
     fields.update(meta)
     try:

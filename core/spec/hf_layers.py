@@ -125,7 +125,7 @@ def _llama4(cfg: Mapping[str, Any], layers: int, read_int) -> dict[str, Any]:
 def _state_bytes(cfg: Mapping[str, Any], keys: tuple[str, ...], default: int) -> int:
     for key in keys:
         if (value := cfg.get(key)) is not None:
-            if value not in _STATE_DTYPE_BYTES:
+            if not isinstance(value, str) or value not in _STATE_DTYPE_BYTES:
                 raise LayerConfigError(f"invalid field {key!r}: {value!r}")
             return _STATE_DTYPE_BYTES[value]
     return default
@@ -134,8 +134,8 @@ def _state_bytes(cfg: Mapping[str, Any], keys: tuple[str, ...], default: int) ->
 def _gated_deltanet(cfg: Mapping[str, Any], layers: int, read_int) -> dict[str, Any]:
     types = cfg.get("layer_types")
     if types is not None:
-        if not isinstance(types, list) or len(types) != layers:
-            raise LayerConfigError(f"invalid field 'layer_types': expected a list of {layers} entries")
+        if not isinstance(types, list) or len(types) != layers or not all(isinstance(t, str) for t in types):
+            raise LayerConfigError(f"invalid field 'layer_types': expected a list of {layers} names")
         unknown = set(types) - {"linear_attention", "full_attention"}
         if unknown:
             raise LayerConfigError(f"invalid field 'layer_types': unknown kinds {sorted(unknown)}")
@@ -206,8 +206,8 @@ def _moe(cfg: Mapping[str, Any], model_type: str, layers: int, read_int) -> MoeS
         if read_int(cfg, "decoder_sparse_step", default=1) != 1:
             raise LayerConfigError("invalid field 'decoder_sparse_step': only 1 is supported")
         dense = cfg.get("mlp_only_layers") or []
-        if not isinstance(dense, list):
-            raise LayerConfigError("invalid field 'mlp_only_layers': expected a list")
+        if not isinstance(dense, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense):
+            raise LayerConfigError("invalid field 'mlp_only_layers': expected a list of layer indices")
         shared_size = cfg.get("shared_expert_intermediate_size") or 0
         return MoeSpec(
             num_experts=read_int(cfg, "num_experts"),

@@ -152,12 +152,15 @@ def _part(pattern: str) -> str | None:
         return None if pattern.endswith("shared_expert_gate") else "shared_experts"
     if "experts" in pattern:
         return "routed_experts"
-    if "linear_attn" in pattern or "mixer" in pattern or "mamba" in pattern:
+    if "linear_attn" in pattern:
         return "linear_attention"
+    # attention and FFN projections first: Nemotron-H names every block "mixer" (mixer.q_proj, mixer.up_proj)
     if "attn" in pattern or "attention" in pattern or re.search(r"[qkvo]_proj", pattern):
         return "attention"
     if "mlp" in pattern or re.search(r"(gate|up|down)_proj", pattern):
         return "dense_ffn"
+    if "mixer" in pattern or "mamba" in pattern:  # Mamba2's in_proj, conv1d, out_proj
+        return "linear_attention"
     return None
 
 
