@@ -234,3 +234,14 @@ def test_bad_hybrid_shapes_are_config_errors_not_tracebacks():
         model_from_config({**gdn, "linear_num_key_heads": 2, "layer_types": [["x"]] * 4})
     with pytest.raises(ConfigError, match="mlp_only_layers"):
         model_from_config({**gdn, "linear_num_key_heads": 2, "mlp_only_layers": [0, "a"]})
+
+
+def test_pipeline_stages_follow_vllms_split_and_the_layers_in_them(catalog):
+    from core.memory.kv import pipeline_stages
+
+    assert pipeline_stages(52, 3) == ((0, 17), (17, 35), (35, 52))  # the remainder to the stage before the last
+    assert pipeline_stages(32, 4) == ((0, 8), (8, 16), (16, 24), (24, 32))
+    m = catalog.model("nemotron-3-nano-30b-a3b")
+    # its attention layers (6 of 52) fall 2 / 3 / 1 over the stages: the middle one holds 3
+    assert kv_bytes_per_token(m, BF16, Parallelism(pp=3)) == 3 * 2 * 2 * 128 * 2
+    assert kv_bytes_per_token(m, BF16, TP1) == 6 * 2 * 2 * 128 * 2

@@ -11,11 +11,13 @@ numpy arrays, so sweeps use the same formulas as single estimates.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 from core.spec.engine import Parallelism
+from core.spec.mixers import STATE_KINDS, LayerKind
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
 
@@ -41,14 +43,40 @@ def kv_bytes_per_token_per_layer(model: ModelSpec, kv: Precision, tp: int) -> fl
     return KV_TENSORS * kv_heads_per_gpu(model, tp) * model.head_dim * kv.bytes_per_element
 
 
+def pipeline_stages(num_layers: int, pp: int) -> tuple[tuple[int, int], ...]:
+    """(first, end) layer of each pipeline stage as vLLM splits them (``get_pp_indices``, 0.11-0.33,
+    without VLLM_PP_LAYER_PARTITION): L // pp each, the remainder one more to the stages before the last."""
+    sizes = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        sizes[-i] += 1
+    starts = [sum(sizes[:i]) for i in range(pp)]
+    return tuple((start, start + size) for start, size in zip(starts, sizes, strict=True))
+
+
+@functools.cache
+def _kv_stage(model: ModelSpec, pp: int) -> tuple[int, int, int]:
+    """(attention, sliding, state) layers of the stage that holds the most KV: the most attention
+    layers, then the fewest sliding ones, then the most state layers (every stage of one replica
+    holds its share of each request, so the heaviest stage sets the concurrency)."""
+    kinds, sliding = model.mixer_kinds, model.sliding_layers or (False,) * model.num_layers
+    counts = []
+    for first, end in pipeline_stages(model.num_layers, pp):
+        attention = sum(k is LayerKind.ATTENTION for k in kinds[first:end])
+        windowed = sum(sliding[first:end])
+        state = sum(k in STATE_KINDS for k in kinds[first:end])
+        counts.append((attention, -windowed, state))
+    attention, windowed, state = max(counts)
+    return attention, -windowed, state
+
+
 def attention_layers_per_gpu(model: ModelSpec, pp: int) -> int:
-    """Attention layers (the ones with a KV cache) on the most loaded pipeline stage."""
-    return math.ceil(model.num_attention_layers / pp)
+    """Attention layers (the ones with a KV cache) on the pipeline stage that holds the most KV."""
+    return model.num_attention_layers if pp == 1 else _kv_stage(model, pp)[0]
 
 
 def state_layers_per_gpu(model: ModelSpec, pp: int) -> int:
-    """Gated DeltaNet / Mamba2 layers (a constant state each) on the most loaded pipeline stage."""
-    return math.ceil(model.num_state_layers / pp)
+    """Gated DeltaNet / Mamba2 layers (a constant state each) on that stage."""
+    return model.num_state_layers if pp == 1 else _kv_stage(model, pp)[2]
 
 
 def mha_equivalent_kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> float:
@@ -84,7 +112,7 @@ def sliding_layers_per_gpu(model: ModelSpec, pp: int) -> int:
     """
     if model.attention_chunked:
         return 0
-    return round(model.num_sliding_layers * attention_layers_per_gpu(model, pp) / model.num_attention_layers)
+    return model.num_sliding_layers if pp == 1 else _kv_stage(model, pp)[1]
 
 
 def kv_bytes_per_sequence(model: ModelSpec, kv: Precision, par: Parallelism, tokens, block_size: int = 1):
