@@ -140,3 +140,18 @@ def test_sparse_attention_steps_take_the_exact_path(deploy):
     assert not model.exact  # top-k caps each query's keys: pairs are not linear in the step's sums
     new, cached = np.array([8192]), np.array([100_000])
     assert model.step(new, cached) == step_seconds(dep, new, cached)
+
+
+def test_sparse_attention_runs_only_on_the_sparse_mla_backends(catalog, cli):
+    from core.spec.support import attention_backend, attention_problem
+
+    v32 = catalog.model("deepseek-v3.2")
+    assert attention_backend(catalog.gpu("h200"), v32) == "FLASHMLA_SPARSE"
+    assert attention_backend(catalog.gpu("rtx-pro-6000"), v32) == "FLASHINFER_MLA_SPARSE"
+    assert attention_problem(catalog.gpu("h200"), v32) is None
+    assert attention_problem(catalog.gpu("a100-80gb"), catalog.model("deepseek-v3")) is None  # dense MLA runs
+    code, out, err = cli("estimate", "--model", "glm-5", "--gpu", "a100-80gb", "--tp", "8")
+    assert code == 2 and out == "" and "no attention backend for GLM-5's sparse attention" in err
+    # FP8 KV in vLLM's fp8_ds_mla layout: 512 FP8 + 4 scales x 4 B + 64 x 2 B RoPE = 656 B, plus the indexer's 132
+    fp8 = kv_precision("fp8", BF16_W)
+    assert kv_bytes_per_token(v32, fp8, TP1) == 61 * (656 + 132)

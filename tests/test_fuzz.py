@@ -28,7 +28,7 @@ from core.spec.deployment import Deployment, Workload
 from core.spec.engine import Efficiency, EngineConfig, Parallelism
 from core.spec.hf_config import model_from_config
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
-from core.spec.support import kv_problem, weights_problem
+from core.spec.support import attention_problem, kv_problem, weights_problem
 
 QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture]
 settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=QUIET)
@@ -81,6 +81,7 @@ def deployments(draw):
     assume(weights_problem(gpu, weights) is None)  # a format vLLM refuses on this GPU is not a valid deployment
     kv = kv_precision(draw(st.sampled_from(["auto", *KV_PRECISIONS])), weights)
     assume(kv_problem(gpu, kv, model) is None)  # nor an FP8 KV cache it refuses there
+    assume(attention_problem(gpu, model) is None)  # nor attention it has no backend for
     engine = EngineConfig(
         max_model_len=draw(st.integers(2, model.max_context)),
         gpu_memory_utilization=draw(st.floats(0.05, 1.0)),

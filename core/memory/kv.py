@@ -39,6 +39,11 @@ def kv_bytes_per_token_per_layer(model: ModelSpec, kv: Precision, tp: int) -> fl
     """
     if model.mla is not None:
         latent = (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) * kv.bytes_per_element
+        if model.indexer is not None and kv.name == "fp8":
+            # vLLM's fp8_ds_mla layout for sparse MLA: FP8 latent, an FP32 scale per 128 values,
+            # the RoPE part kept 16-bit (656 B for DeepSeek-V3.2)
+            rank, rope = model.mla.kv_lora_rank, model.mla.qk_rope_head_dim
+            latent = rank + 4 * -(-rank // 128) + 2 * rope
         return latent + (model.indexer.cache_bytes_per_token if model.indexer else 0)
     return KV_TENSORS * kv_heads_per_gpu(model, tp) * model.head_dim * kv.bytes_per_element
 

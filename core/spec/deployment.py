@@ -15,7 +15,7 @@ from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_effi
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
-from core.spec.support import kv_problem, weights_problem
+from core.spec.support import attention_problem, kv_problem, weights_problem
 
 MAX_TOKENS = 100_000_000
 MAX_BATCH = 10_000_000
@@ -42,6 +42,8 @@ class Deployment:
         if (problem := weights_problem(self.gpu, self.weights)) is not None:
             raise ValueError(problem)
         if (problem := kv_problem(self.gpu, self.kv, self.model)) is not None:
+            raise ValueError(problem)
+        if (problem := attention_problem(self.gpu, self.model)) is not None:
             raise ValueError(problem)
         if pp > self.model.num_layers:
             raise ValueError(f"pp ({pp}) must not exceed the number of layers ({self.model.num_layers})")

@@ -133,11 +133,29 @@ def attention_backend(gpu: GpuSpec, model: ModelSpec) -> str | None:
     if cap is None:
         return None
     major = cap // 10
+    if model.indexer is not None:  # DeepSeek sparse attention: sparse MLA kernels only
+        return {9: "FLASHMLA_SPARSE", 10: "FLASHMLA_SPARSE", 12: "FLASHINFER_MLA_SPARSE"}.get(major)
     if model.mla is not None:
         return {10: "FLASHINFER_MLA", 9: "FLASH_ATTN_MLA"}.get(major, "TRITON_MLA")
     if cap < FLASH_ATTN_MIN:
         return "TRITON_ATTN"
     return {9: "FLASH_ATTN (FA3)", 10: "FLASHINFER"}.get(major, "FLASH_ATTN (FA2)")
+
+
+SPARSE_MLA_MAJORS = (9, 10, 12)  # FLASHMLA_SPARSE 9.x/10.x, FLASHINFER_MLA_SPARSE 10.x and 12.x
+
+
+def attention_problem(gpu: GpuSpec, model: ModelSpec) -> str | None:
+    """Why vLLM 0.33 has no attention backend for ``model`` on ``gpu``, or None: DeepSeek sparse
+    attention (V3.2, GLM-5) runs only on the sparse MLA backends, which need 9.x, 10.x or 12.x."""
+    cap = gpu.cuda_capability
+    if cap is None or model.indexer is None or cap // 10 in SPARSE_MLA_MAJORS:
+        return None
+    return (
+        f"{ATTENTION_RELEASE} has no attention backend for {model.name}'s sparse attention on {gpu.name} "
+        f"(compute capability {gpu.compute_capability}): FLASHMLA_SPARSE needs 9.x or 10.x, "
+        "FLASHINFER_MLA_SPARSE 10.x or 12.x"
+    )
 
 
 def kv_problem(gpu: GpuSpec, kv: Precision, model: ModelSpec) -> str | None:
@@ -150,6 +168,8 @@ def kv_problem(gpu: GpuSpec, kv: Precision, model: ModelSpec) -> str | None:
     cap = gpu.cuda_capability
     if cap is None or kv.name != "fp8":
         return None
+    if model.indexer is not None:
+        return None  # the sparse MLA backends take FP8 (fp8_ds_mla) wherever they run
     floor = FP8_TRITON_MIN if model.mla is not None else FLASH_ATTN_MIN
     if cap >= floor:
         return None
