@@ -150,3 +150,11 @@ def test_the_ui_refuses_fp8_kv_on_a_t4_and_keeps_the_inputs():
     assert not at.exception
     assert any("refuses an FP8 KV cache" in e.value for e in at.error)
     assert at.selectbox(key="gpu").value == "t4" and at.selectbox(key="kv").value == "fp8"
+
+
+def test_an_fp8_kv_cache_moves_to_a_backend_that_takes_it(catalog):
+    fp8 = kv_precision("fp8", weight_precision("bf16"))
+    llama, mla = catalog.model("llama-3.1-8b"), catalog.model("deepseek-v2-lite")
+    assert attention_backend(catalog.gpu("a10"), llama, fp8) == "FLASHINFER"  # FA2 has no FP8 KV
+    assert attention_backend(catalog.gpu("h100-sxm"), llama, fp8) == "FLASH_ATTN (FA3)"
+    assert attention_backend(catalog.gpu("h100-sxm"), mla, fp8) == "FLASHMLA"

@@ -47,7 +47,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "max_num_batched_tokens": e.max_num_batched_tokens,
             "max_num_seqs": e.max_num_seqs,
             "block_size": d.engine.block_size,
-            "attention_backend": attention_backend(d.gpu, d.model),
+            "attention_backend": attention_backend(d.gpu, d.model, d.kv),
             "efficiency": {
                 "compute": d.efficiency.compute,
                 "bandwidth": d.efficiency.bandwidth,

@@ -121,14 +121,16 @@ FLASH_ATTN_MIN = 80  # flash_attn.py: capability >= 8.0 (FA2; FA3 on 9.x, FA4 on
 FP8_TRITON_MIN = 89  # TritonAttentionImpl / TRITON_MLA: "native FP8 (fp8e4nv) requires SM89+"
 
 
-def attention_backend(gpu: GpuSpec, model: ModelSpec) -> str | None:
+def attention_backend(gpu: GpuSpec, model: ModelSpec, kv: Precision | None = None) -> str | None:
     """The attention backend vLLM 0.33 picks by default on ``gpu`` for ``model`` (None: not an
     NVIDIA GPU the catalog has a capability for).
 
     Standard attention: TRITON_ATTN below 8.0 (FLEX_ATTENTION in 0.11), FLASH_ATTN (FA2) on 8.x and
     12.x, FLASH_ATTN (FA3) on 9.x, FLASHINFER on 10.x. MLA: FLASHINFER_MLA on 10.x, FLASH_ATTN_MLA
-    on 9.x, TRITON_MLA elsewhere.
+    on 9.x, TRITON_MLA elsewhere. An FP8 ``kv`` moves to the first backend that takes it: FA2 and
+    FLASH_ATTN_MLA have no FP8 KV, so 8.x and 12.x use FLASHINFER and MLA on 9.x FLASHMLA.
     """
+    fp8 = kv is not None and kv.name == "fp8"
     cap = gpu.cuda_capability
     if cap is None:
         return None
@@ -136,10 +138,10 @@ def attention_backend(gpu: GpuSpec, model: ModelSpec) -> str | None:
     if model.indexer is not None:  # DeepSeek sparse attention: sparse MLA kernels only
         return {9: "FLASHMLA_SPARSE", 10: "FLASHMLA_SPARSE", 12: "FLASHINFER_MLA_SPARSE"}.get(major)
     if model.mla is not None:
-        return {10: "FLASHINFER_MLA", 9: "FLASH_ATTN_MLA"}.get(major, "TRITON_MLA")
+        return {10: "FLASHINFER_MLA", 9: "FLASHMLA" if fp8 else "FLASH_ATTN_MLA"}.get(major, "TRITON_MLA")
     if cap < FLASH_ATTN_MIN:
         return "TRITON_ATTN"
-    return {9: "FLASH_ATTN (FA3)", 10: "FLASHINFER"}.get(major, "FLASH_ATTN (FA2)")
+    return {9: "FLASH_ATTN (FA3)", 10: "FLASHINFER"}.get(major, "FLASHINFER" if fp8 else "FLASH_ATTN (FA2)")
 
 
 SPARSE_MLA_MAJORS = (9, 10, 12)  # FLASHMLA_SPARSE 9.x/10.x, FLASHINFER_MLA_SPARSE 10.x and 12.x
