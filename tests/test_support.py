@@ -158,3 +158,32 @@ def test_an_fp8_kv_cache_moves_to_a_backend_that_takes_it(catalog):
     assert attention_backend(catalog.gpu("a10"), llama, fp8) == "FLASHINFER"  # FA2 has no FP8 KV
     assert attention_backend(catalog.gpu("h100-sxm"), llama, fp8) == "FLASH_ATTN (FA3)"
     assert attention_backend(catalog.gpu("h100-sxm"), mla, fp8) == "FLASHMLA"
+
+
+def test_mxfp4_moe_weights_are_padded_to_the_kernels_tiles(catalog):
+    """gpt-oss-120b on an A100 (Marlin: hidden to 256, per-GPU intermediate to 128): 2,880 x 2,880
+    expert matrices become 3,072 x 2,944; a public vLLM 0.10.1 log at tp 4 shows 17.22 GiB."""
+    from core.memory.budget import gpu_memory
+    from core.memory.weights import moe_padding_bytes_per_gpu, weight_bytes, weight_bytes_per_gpu
+    from core.spec.engine import Parallelism
+    from core.spec.support import mxfp4_moe_alignment
+
+    model, mx = catalog.model("gpt-oss-120b"), weight_precision("mxfp4")
+    a100, h100 = catalog.gpu("a100-80gb"), catalog.gpu("h100-sxm")
+    assert mxfp4_moe_alignment(a100) == (256, 128)
+    tp4 = Parallelism(tp=4)
+    extra = moe_padding_bytes_per_gpu(model, mx, tp4, a100)
+    factor = 3072 * 768 / (2880 * 720)  # per-GPU intermediate 720 -> 768 at tp 4
+    assert extra == pytest.approx(weight_bytes(model, mx).routed_experts / 4 * (factor - 1))
+    dep = Deployment(
+        model=model,
+        gpu=a100,
+        weights=mx,
+        kv=kv_for("auto", mx, a100),
+        parallel=tp4,
+        engine=EngineConfig(max_model_len=16384, gpu_memory_utilization=0.8),
+    )
+    assert gpu_memory(dep).weights == pytest.approx(weight_bytes_per_gpu(model, mx, tp4) + extra)
+    assert gpu_memory(dep).weights / 2**30 == pytest.approx(17.22, rel=0.01)
+    assert moe_padding_bytes_per_gpu(model, mx, Parallelism(), h100) == 0  # 2,880 is a multiple of 64
+    assert moe_padding_bytes_per_gpu(catalog.model("llama-3.1-8b"), mx, Parallelism(), a100) == 0

@@ -21,7 +21,7 @@ from core.levers.base import MemoryPart
 from core.levers.registry import levers_on
 from core.memory.activations import activation_peak_bytes
 from core.memory.overhead import overhead_bytes, usable_capacity_bytes
-from core.memory.weights import weight_bytes_per_gpu
+from core.memory.weights import moe_padding_bytes_per_gpu, weight_bytes_per_gpu
 from core.spec.deployment import Deployment
 from core.spec.engine import EngineConfig
 
@@ -119,6 +119,7 @@ def _gpu_memory(dep: Deployment) -> GpuMemory:
     usable = usable_capacity_bytes(dep.gpu.memory_bytes, dep.engine)
     parts = tuple(part for lever in levers_on(dep.levers) for part in lever.memory_parts(dep, tokens))
     weights = weight_bytes_per_gpu(dep.model, dep.weights, dep.parallel)
+    weights += moe_padding_bytes_per_gpu(dep.model, dep.weights, dep.parallel, dep.gpu)  # kernel tiles
     static = weights
     activations = activation_peak_bytes(dep.model, tokens, seqs)
     peak = activations

@@ -14,9 +14,11 @@ import math
 from dataclasses import dataclass
 
 from core.spec.engine import Parallelism
+from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.params import kept_16bit_params, parameter_counts
 from core.spec.precision import ACTIVATION_PRECISION, Precision
+from core.spec.support import mxfp4_moe_alignment
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,21 @@ def weight_bytes_per_gpu(model: ModelSpec, weights: Precision, par: Parallelism)
     head = w.lm_head or w.embedding
     stage_layers = w.layers * layers_per_gpu(model, par.pp) / model.num_layers
     return (stage_layers + max(w.embedding + w.vision, head)) / par.tp
+
+
+def moe_padding_bytes_per_gpu(model: ModelSpec, weights: Precision, par: Parallelism, gpu: GpuSpec) -> float:
+    """Bytes an MXFP4 MoE's kernels add per GPU by padding every expert's hidden and per-GPU
+    intermediate sizes up to their tile (:func:`core.spec.support.mxfp4_moe_alignment`; gpt-oss's
+    2,880 becomes 3,072 on Marlin) [bytes]; 0 for other formats and dense models."""
+    if weights.name != "mxfp4" or model.moe is None:
+        return 0.0
+    hidden_align, inter_align = mxfp4_moe_alignment(gpu)
+    inter = model.moe.expert_ffn_size / par.tp
+    padded = math.ceil(model.hidden_size / hidden_align) * hidden_align * math.ceil(inter / inter_align) * inter_align
+    factor = padded / (model.hidden_size * inter)
+    routed = weight_bytes(model, weights).routed_experts
+    stage = layers_per_gpu(model, par.pp) / model.num_layers
+    return routed * stage / par.tp * (factor - 1)
 
 
 def layers_per_gpu(model: ModelSpec, pp: int) -> int:

@@ -180,3 +180,21 @@ def kv_problem(gpu: GpuSpec, kv: Precision, model: ModelSpec) -> str | None:
         f"{ATTENTION_RELEASE} refuses an FP8 KV cache on {gpu.name} (compute capability "
         f"{gpu.compute_capability}): its {backend} backend needs 8.9 for native FP8 (fp8e4nv)"
     )
+
+
+def mxfp4_moe_alignment(gpu: GpuSpec) -> tuple[int, int]:
+    """(hidden, intermediate-per-GPU) multiples vLLM pads an MXFP4 MoE's expert weights to, by the
+    kernel it picks on ``gpu`` (``mxfp4_round_up_hidden_size_and_intermediate_size``, 0.33.0; the
+    same values in 0.11.0's ``Mxfp4MoEMethod.create_weights``): Marlin on 8.x pads (256, 128),
+    FlashInfer/TRT-LLM on 10.x (256, 256 in 0.11; 256, 128 in 0.33), ROCm (256, 256), the Triton
+    kernels of 9.x only the intermediate size to 64. (1, 1): no padding known (no capability)."""
+    if gpu.vendor == "amd":
+        return 256, 256
+    cap = gpu.cuda_capability
+    if cap is None:
+        return 1, 1
+    if cap // 10 == 9:
+        return 1, 64
+    if cap // 10 == 10:
+        return 256, 128
+    return 256, 128
