@@ -245,3 +245,22 @@ def test_pipeline_stages_follow_vllms_split_and_the_layers_in_them(catalog):
     # its attention layers (6 of 52) fall 2 / 3 / 1 over the stages: the middle one holds 3
     assert kv_bytes_per_token(m, BF16, Parallelism(pp=3)) == 3 * 2 * 2 * 128 * 2
     assert kv_bytes_per_token(m, BF16, TP1) == 6 * 2 * 2 * 128 * 2
+
+
+def test_lora_on_a_hybrid_is_refused_not_guessed(cli):
+    code, out, err = cli(
+        "estimate",
+        "--model",
+        "qwen3-next-80b-a3b",
+        "--gpu",
+        "h200",
+        "--tp",
+        "2",
+        "--max-model-len",
+        "8192",
+        "--max-loras",
+        "4",
+        "--lora-targets",
+        "attention",
+    )
+    assert code == 2 and out == "" and "Gated DeltaNet / Mamba2 layers are not modelled" in err

@@ -33,6 +33,10 @@ def lora_module_shapes(model: ModelSpec, targets: str) -> tuple[tuple[int, int],
     """(d_in, d_out) of each targeted linear layer in one decoder layer."""
     if model.mla is not None:
         raise ValueError(f"LoRA sizes for multi-head latent attention ({model.name}) are not modelled")
+    if model.is_hybrid:
+        raise ValueError(
+            f"LoRA sizes for {model.name}'s Gated DeltaNet / Mamba2 layers are not modelled (its layers differ in kind)"
+        )
     q_out = model.num_heads * model.head_dim
     kv_out = model.num_kv_heads * model.head_dim
     h = model.hidden_size
