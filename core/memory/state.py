@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 from core.memory.kv import kv_bytes_per_token_per_layer, state_layers_per_gpu
 from core.spec.engine import Parallelism
-from core.spec.mixers import LayerKind
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
 
@@ -41,13 +40,14 @@ KERNEL_BLOCK_ALIGNMENT = 16  # tokens; vLLM rounds the forced attention block to
 def state_bytes_per_layer(model: ModelSpec, tp: int, extra_tokens: int = 0) -> float:
     """Per-request state of one linear layer on one GPU [bytes] (0 for a model without any).
 
-    ``extra_tokens``: speculative tokens, which widen the convolution window.
+    ``extra_tokens``: speculative tokens, which widen the convolution window. A spec carries its
+    linear-attention or Mamba2 sizes exactly when it has such layers (ModelSpec checks it).
     """
-    if model.linear_attention is not None and model.count_layers(LayerKind.LINEAR_ATTENTION):
+    if model.linear_attention is not None:
         gdn = model.linear_attention
         conv = gdn.conv_state_elements(tp, extra_tokens) * STATE_DTYPE_BYTES
         return conv + gdn.recurrent_state_elements(tp) * gdn.recurrent_state_bytes
-    if model.mamba is not None and model.count_layers(LayerKind.MAMBA):
+    if model.mamba is not None:
         m = model.mamba
         return (
             m.conv_state_elements(tp, extra_tokens) * STATE_DTYPE_BYTES + m.ssm_state_elements(tp) * m.ssm_state_bytes

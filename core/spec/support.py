@@ -195,6 +195,4 @@ def mxfp4_moe_alignment(gpu: GpuSpec) -> tuple[int, int]:
         return 1, 1
     if cap // 10 == 9:
         return 1, 64
-    if cap // 10 == 10:
-        return 256, 128
-    return 256, 128
+    return 256, 128  # Marlin below 9.0, FlashInfer / TRT-LLM on 10.x
