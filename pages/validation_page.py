@@ -12,17 +12,18 @@ from ui.calibration import apply_calibration
 from ui.i18n import t
 from ui.safe import escape_markdown
 from ui.sidebar import require_scenario
-from ui.validation_cache import validation_frame, validation_summary
+from ui.validation_cache import source_count, validation_frame, validation_summary
 
 st.title(t("val.title"))
 st.caption(t("val.subtitle"))
 
-with st.spinner(t("val.computing")):
-    frame = validation_frame()
-    summary = validation_summary()
+frame = validation_frame()
+summary = pd.DataFrame(validation_summary())
+if len(summary):
+    summary["scope"] = summary["scope"].map(lambda scope: t(f"val.scope_{scope}"))
 st.subheader(t("val.summary"))
 st.dataframe(
-    pd.DataFrame(summary),
+    summary,
     hide_index=True,
     width="stretch",
     key="val_summary",
@@ -34,7 +35,7 @@ st.dataframe(
         "p90_ape": st.column_config.NumberColumn(t("val.p90"), format="percent"),
     },
 )
-st.caption(t("val.summary_caption"))
+st.caption(t("val.summary_caption", sources=source_count()))
 st.plotly_chart(sim_charts.parity_figure(frame), width="stretch", key="val_parity")
 with st.expander(t("val.rows", count=len(frame))):
     st.dataframe(
@@ -44,7 +45,9 @@ with st.expander(t("val.rows", count=len(frame))):
         key="val_rows",
         column_config={
             "source_url": st.column_config.LinkColumn(t("catalog.source")),
-            "error": st.column_config.NumberColumn(format="percent"),
+            "error": st.column_config.NumberColumn(t("val.held_out_error"), format="percent"),
+            "predicted": t("val.held_out_predicted"),
+            "in_sample": t("val.in_sample_predicted"),
         },
     )
 

@@ -158,7 +158,7 @@ CASES = {
         "64",
         "--json",
     ],
-    "validate": ["validate", "--json"],
+    "validate": ["validate", "--json", "--in-sample"],
 }
 
 

@@ -1,46 +1,53 @@
-"""The validation set's comparisons, computed once per server process (they run the simulator)."""
+"""The validation set's comparisons as the page shows them, read from the stored report.
+
+The report (``python -m core validate --write``) holds every row predicted with the defaults and
+held out by source; reading it keeps the page instant (the leave-one-source-out fit takes a minute).
+"""
 
 from __future__ import annotations
 
 import pandas as pd
-import streamlit as st
 
-from core.validation.dataset import compare_all, summary
+from core.validation.report import load_report
 
-
-@st.cache_resource(show_spinner=False)
-def _comparisons():
-    return compare_all()
+SCOPES = ("held_out", "held_out_by_engine", "held_out_by_class", "in_sample")
 
 
 def validation_frame() -> pd.DataFrame:
-    """One line per (row, metric): predicted, measured, error, source."""
+    """One line per (row, metric): measured, predicted held out by source, in-sample, error, source."""
     records = []
-    for c in _comparisons():
-        for metric, error in c.errors.items():
+    for row in load_report().get("rows", []):
+        held = row.get("held_out", row["predicted"])
+        for metric, value in row["measured"].items():
+            if metric not in row["predicted"]:
+                continue
             records.append(
                 {
-                    "id": c.row.id,
-                    "kind": c.row.get("kind"),
-                    "gpu": c.row.get("gpu"),
-                    "model": c.row.get("model"),
+                    "id": row["id"],
+                    "kind": row["kind"],
+                    "engine": f"{row['engine']} {row['engine_version']}".strip(),
+                    "gpu": row["gpu"],
+                    "model": row["model"],
                     "metric": metric,
-                    "predicted": c.predicted[metric],
-                    "measured": c.measured[metric],
-                    "error": error,
-                    "half": "fit" if c.row.fit_half else "check",
-                    "source_url": c.row.get("source_url"),
+                    "measured": value,
+                    "predicted": held[metric],
+                    "error": held[metric] / value - 1 if value else None,
+                    "in_sample": row["predicted"][metric],
+                    "source_group": row["source_group"],
+                    "source_url": row["source_url"],
                 }
             )
     return pd.DataFrame.from_records(records)
 
 
 def validation_summary() -> list[dict]:
-    comparisons = _comparisons()
+    """scope, metric, rows, median and P90 APE: held out by source first (the headline)."""
+    stored = load_report().get("summary", {})
     out = []
-    for scope, group in (("all", comparisons), ("check half", [c for c in comparisons if not c.row.fit_half])):
-        for metric, stats in summary(group).items():
-            out.append({"scope": scope, "metric": metric, **stats})
-    for metric, stats in summary(comparisons, by="class").items():
-        out.append({"scope": "by GPU class", "metric": metric, **stats})
+    for scope in SCOPES:
+        out += [{"scope": scope, "metric": metric, **stats} for metric, stats in stored.get(scope, {}).items()]
     return out
+
+
+def source_count() -> int:
+    return int(load_report().get("sources", 0))

@@ -6,15 +6,14 @@ serving benchmarks with the simulator under the row's traffic shape (closed-loop
 all requests at once, or a request rate); single-stream rows with the static batch-1 estimate.
 Errors are predicted / measured - 1.
 
-Rows split deterministically into a fit half and a check half (CRC32 of the row id, even = fit):
-default efficiencies are chosen on the fit half (:func:`fit_efficiency`) and reported on both.
+Rows are grouped by source document (``source_group``); the fitted speed constants are chosen and
+checked leave-one-source-out in :mod:`core.validation.grouped`.
 """
 
 from __future__ import annotations
 
 import csv
 import functools
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,8 +52,9 @@ class Row:
         return self.get("id")
 
     @property
-    def fit_half(self) -> bool:
-        return zlib.crc32(self.id.encode()) % 2 == 0
+    def group(self) -> str:
+        """The source document the row comes from: one harness at one release, or one thread."""
+        return self.get("source_group") or self.get("source_url")
 
 
 @dataclass(frozen=True)
@@ -195,12 +195,17 @@ def compare_all(rows=None, efficiency_by_class=None) -> list[Comparison]:
 
 
 def summary(comparisons: list[Comparison], by: str = "metric") -> dict[str, dict[str, float]]:
-    """Median and P90 absolute percentage error per metric (and per GPU class with by='class')."""
+    """Median and P90 absolute percentage error per metric; ``by`` 'class' (GPU memory class) or
+    'engine' splits each metric further ("tpot_ms / hbm")."""
     catalog = load_catalog()
     groups: dict[str, list[float]] = {}
     for c in comparisons:
         for metric, error in c.errors.items():
-            key = metric if by == "metric" else f"{metric} / {catalog.gpu(c.row.get('gpu')).memory_type}"
+            key = metric
+            if by == "class":
+                key = f"{metric} / {catalog.gpu(c.row.get('gpu')).memory_type}"
+            elif by == "engine":
+                key = f"{metric} / {c.row.get('engine') or '?'}"
             groups.setdefault(key, []).append(abs(error))
     return {
         k: {"rows": len(v), "median_ape": float(np.median(v)), "p90_ape": float(np.percentile(v, 90))}
@@ -208,17 +213,17 @@ def summary(comparisons: list[Comparison], by: str = "metric") -> dict[str, dict
     }
 
 
+def source_summary(comparisons: list[Comparison]) -> dict[str, dict[str, float]]:
+    """Per metric, the median over source groups of each group's median APE: every source counts once,
+    however many rows it has."""
+    per: dict[str, dict[str, list[float]]] = {}
+    for c in comparisons:
+        for metric, error in c.errors.items():
+            per.setdefault(metric, {}).setdefault(c.row.group, []).append(abs(error))
+    return {
+        m: {"sources": len(g), "median_ape": float(np.median([np.median(v) for v in g.values()]))}
+        for m, g in sorted(per.items())
+    }
+
+
 SPEED_METRICS = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
-
-
-def fit_efficiency(rows, grid) -> tuple[object, float]:
-    """The efficiency from ``grid`` with the lowest median APE over the speed metrics of ``rows``."""
-    best = None
-    for efficiency in grid:
-        comparisons = compare_all(rows, {"hbm": efficiency, "gddr": efficiency})
-        errors = [abs(e) for c in comparisons for k, e in c.errors.items() if k in SPEED_METRICS]
-        if errors:
-            score = float(np.median(errors))
-            if best is None or score < best[1]:
-                best = (efficiency, score)
-    return best

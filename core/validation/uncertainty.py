@@ -1,8 +1,9 @@
 """Error bands for headline estimates, from the validation set (data/validation/errors.json).
 
 For each metric and GPU class the band is the 90th percentile of |predicted / measured - 1| over
-the validation rows (falling back to all GPUs when a class has fewer than MIN_ROWS rows). The file
-is written by ``python -m core validate --write-errors``; a test checks it matches the set.
+the validation rows predicted held out by source (:mod:`core.validation.grouped`), falling back to
+all GPUs when a class has fewer than MIN_ROWS rows. The file is written by
+``python -m core validate --write``; a test checks it matches the stored report.
 """
 
 from __future__ import annotations

@@ -1,0 +1,142 @@
+"""Leave-one-source-out validation: how the model does on a source it has never seen.
+
+Rows are grouped by source document (``source_group``: one harness at one release, or one issue
+thread). The speed constants that are fitted (:data:`FITTED`, per GPU memory class) are chosen on
+every group but one, and the held-out group is predicted with them; repeated for every group, the
+held-out predictions measure generalization rather than memory of a document. Memory terms are not
+fitted (they are the engines' own accounting), so their held-out prediction is the default one.
+
+The fit: for each class, the grid point (:func:`grid_points`) with the lowest median absolute
+percentage error over the TTFT, TPOT and output-throughput rows of that class in the training
+groups (all classes' rows when the class has fewer than :data:`MIN_CLASS_ROWS`). Predictions at
+every grid point are computed once (:func:`grid_predictions`); each fold is then an argmin over
+that table, so the whole cross-validation costs one pass of the set per grid point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.spec.catalog import load_catalog
+from core.spec.engine import CLASS_EFFICIENCY, default_efficiency
+from core.validation.dataset import SPEED_METRICS, Comparison, Row, compare_all, load_rows
+
+FITTED: dict[str, tuple[float, ...]] = {
+    "compute": (0.4, 0.5, 0.6, 0.7, 0.8),
+    "bandwidth": (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9),
+}
+"""The efficiency fields fitted inside the folds and the values tried (fractions of datasheet peaks)."""
+MIN_CLASS_ROWS = 8
+CLASSES = tuple(CLASS_EFFICIENCY)
+
+
+def grid_points() -> list[dict[str, float]]:
+    """Every combination of the :data:`FITTED` values, as field -> value."""
+    names = list(FITTED)
+    return [dict(zip(names, values, strict=True)) for values in itertools.product(*FITTED.values())]
+
+
+def _efficiencies(point: dict[str, float]) -> dict:
+    return {cls: dataclasses.replace(default_efficiency(cls), **point) for cls in CLASSES}
+
+
+def _predict_at(args) -> list[dict[str, float]]:
+    rows, point = args
+    return [c.predicted for c in compare_all(rows, _efficiencies(point))]
+
+
+def grid_predictions(rows: list[Row], points: list[dict[str, float]], workers: int | None = None) -> list[list]:
+    """predictions[point][row]: each speed row predicted with each grid point's efficiencies."""
+    workers = workers or min(len(points), os.cpu_count() or 1)
+    jobs = [(rows, point) for point in points]
+    if workers <= 1:
+        return [_predict_at(job) for job in jobs]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_predict_at, jobs))
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """The leave-one-source-out result: one comparison per row, and what each fold chose."""
+
+    comparisons: list[Comparison]
+    """Every row predicted by constants fitted without its source group."""
+    chosen: dict[str, dict[str, dict[str, float]]]
+    """group -> class -> the fitted constants used for that group's rows."""
+    fitted_on_all: dict[str, dict[str, float]]
+    """class -> the constants chosen on every group (what the defaults should be)."""
+
+
+def _error_table(rows, predictions, metrics):
+    """abs error [point, k] and the row index of each (row, metric) pair k."""
+    pairs = [(i, m) for i, row in enumerate(rows) for m in metrics(row)]
+    table = np.full((len(predictions), len(pairs)), np.nan)
+    for p, predicted in enumerate(predictions):
+        for k, (i, m) in enumerate(pairs):
+            value = predicted[i].get(m)
+            if value is not None:
+                table[p, k] = abs(value / metrics(rows[i])[m] - 1)
+    return table, np.array([i for i, _ in pairs], dtype=int)
+
+
+def _best(table, mask, points):
+    if not mask.any():
+        return None
+    scores = np.nanmedian(table[:, mask], axis=1)
+    return int(np.nanargmin(scores))
+
+
+def leave_one_source_out(rows=None, workers: int | None = None) -> HeldOut:
+    """Every row predicted with constants fitted on the other source groups (module docstring)."""
+    catalog = load_catalog()
+    rows = list(rows if rows is not None else load_rows())
+    defaults = {id(c.row): c for c in compare_all(rows)}
+    base = [defaults[id(r)] for r in rows]
+    speed_rows = [c.row for c in base if c.predicted and any(m in c.measured for m in SPEED_METRICS)]
+    points = grid_points()
+    predictions = grid_predictions(speed_rows, points, workers)
+
+    def speed_measured(row):
+        return {m: v for m, v in defaults[id(row)].measured.items() if m in SPEED_METRICS}
+
+    table, owner = _error_table(speed_rows, predictions, speed_measured)
+    groups = np.array([r.group for r in speed_rows])[owner]
+    classes = np.array([catalog.gpu(r.get("gpu")).memory_type for r in speed_rows])[owner]
+
+    def fit(train_mask):
+        out = {}
+        for cls in CLASSES:
+            mask = train_mask & (classes == cls)
+            if mask.sum() < MIN_CLASS_ROWS:
+                mask = train_mask
+            out[cls] = _best(table, mask, points)
+        return out
+
+    everything = fit(np.ones(len(owner), dtype=bool))
+    chosen: dict[str, dict[str, dict[str, float]]] = {}
+    index_of = {id(r): i for i, r in enumerate(speed_rows)}
+    held: list[Comparison] = []
+    fold_cache: dict[str, dict] = {}
+    for c in base:
+        row = c.row
+        if id(row) not in index_of:
+            held.append(c)
+            continue
+        if row.group not in fold_cache:
+            fold_cache[row.group] = fit(groups != row.group)
+            chosen[row.group] = {cls: points[p] for cls, p in fold_cache[row.group].items() if p is not None}
+        cls = catalog.gpu(row.get("gpu")).memory_type
+        p = fold_cache[row.group].get(cls)
+        predicted = predictions[p][index_of[id(row)]] if p is not None else c.predicted
+        held.append(dataclasses.replace(c, predicted=predicted))
+    return HeldOut(
+        comparisons=held,
+        chosen=chosen,
+        fitted_on_all={cls: points[p] for cls, p in everything.items() if p is not None},
+    )
