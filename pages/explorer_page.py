@@ -23,6 +23,7 @@ scenario = require_scenario()
 dep, work = scenario.deployment, scenario.workload
 result = estimate(dep, work)
 mem, kv, lat, tput = result.memory, result.kv, result.latency, result.throughput
+st.caption(t("explorer.engine", release=dep.engine.release.name))
 
 cols = st.columns(6)
 cols[0].metric(t("metric.fits"), t("metric.yes") if result.fits else t("metric.no"), help=t("metric.fits_help"))
@@ -44,6 +45,18 @@ ranges = {
         ("output_tokens_per_s", tput.output_tokens_per_s),
     )
 }
+loop = result.closed_loop
+if loop.stable:
+    st.caption(
+        t(
+            "explorer.closed_loop",
+            clients=loop.clients,
+            running=loop.running,
+            ttft=fmt.duration(loop.ttft_s),
+            tpot=fmt.duration(loop.tpot_s),
+            rate=fmt.rate(loop.output_tokens_per_s),
+        )
+    )
 if all(ranges.values()):
     st.caption(
         t(

@@ -81,7 +81,7 @@ st.latex(
     + r"}{\text{KV/request}"
     + (r" - \text{KV}(P)" if shared else "")
     + r"} \right\rfloor"
-    rf" = \left\lfloor \frac{{{usable / units.GiB:.2f} \times {dep.engine.gpu_memory_utilization:.2f}"
+    rf" = \left\lfloor \frac{{{usable / units.GiB:.2f} \times {dep.memory_fraction:.2f}"
     rf" - {mem.weights / units.GiB:.2f} - {mem.activations / units.GiB:.2f} - {mem.overhead / units.GiB:.2f}"
     rf"{lever_term}{space_extra}" + (rf" - {shared:.3f}" if shared else "") + "}"
     rf"{{{kv.bytes_per_request / units.GiB:.3f}" + (rf" - {shared:.3f}" if shared else "") + "}"
@@ -113,7 +113,7 @@ st.markdown(
         paged=fmt.count(kv.max_concurrency_at_request_len),
         max_model_len=fmt.count(dep.max_model_len),
         tokens=fmt.count(work.request_len),
-        block=dep.engine.block_size,
+        block=dep.engine.block_tokens,
     )
 )
 

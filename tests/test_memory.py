@@ -16,6 +16,7 @@ from core.spec.deployment import Workload
 from core.spec.engine import Parallelism
 from core.spec.params import parameter_counts
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
+from core.spec.release import parse_release
 
 BF16, FP16, FP8 = KV_PRECISIONS["bf16"], KV_PRECISIONS["fp16"], KV_PRECISIONS["fp8"]
 ONE = Parallelism()
@@ -108,10 +109,12 @@ def test_activation_peak_matches_vllm_profile_for_llama_8b(catalog):
 
 def test_reproduces_vllm_startup_log_h100(deploy):
     # llm-d-planner accuracy run, vLLM 0.19.0, H100 80GB, Llama-3.1-8B-Instruct bf16, util 0.95,
-    # max_model_len 16384 (CUDA graphs not yet charged in 0.19): "Available KV cache memory:
+    # max_model_len 16384 (0.19 does not charge CUDA graphs yet): "Available KV cache memory:
     # 58.11 GiB", "GPU KV cache size: 476,016 tokens", "Maximum concurrency for 16,384 tokens per
     # request: 29.05x"
-    dep = deploy(gpu="h100-sxm", gpu_memory_utilization=0.95, max_model_len=16384, cuda_graph_bytes=0.0)
+    dep = deploy(
+        gpu="h100-sxm", gpu_memory_utilization=0.95, max_model_len=16384, release=parse_release("vllm", "0.19.0")
+    )
     e = estimate(dep, Workload(input_len=1024, output_len=256))
     assert e.memory.kv_budget / units.GiB == pytest.approx(58.11, rel=0.01)
     assert e.kv.capacity_tokens == pytest.approx(476_016, rel=0.01)
@@ -122,7 +125,9 @@ def test_reproduces_vllm_startup_log_a100_40gb(deploy):
     # vLLM 0.15.1 on an A100-40GB, Llama-3.1-8B-Instruct, util 0.9, max_model_len 131072, LLM class
     # (8192 batched tokens, 256 seqs), enforce_eager: "Available KV cache memory: 19.28 GiB",
     # "GPU KV cache size: 157,936 tokens", "Maximum concurrency for 131,072 tokens per request: 1.20x"
-    dep = deploy(gpu="a100-40gb", max_num_batched_tokens=8192, max_num_seqs=256, cuda_graph_bytes=0.0)
+    dep = deploy(
+        gpu="a100-40gb", max_num_batched_tokens=8192, max_num_seqs=256, release=parse_release("vllm", "0.15.1")
+    )
     e = estimate(dep, Workload(input_len=1024, output_len=256))
     assert e.memory.kv_budget / units.GiB == pytest.approx(19.28, rel=0.01)
     assert e.kv.capacity_tokens == pytest.approx(157_936, rel=0.01)

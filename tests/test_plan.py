@@ -15,9 +15,9 @@ from core.planning.report import plan_to_dict, verdict_sentence
 from core.planning.report_formats import csv_report, html_report, markdown_report
 from core.planning.requirement import Requirement
 from core.planning.solve import max_prompt_len, max_users, min_gpus, passes
-from core.planning.steady_state import steady_state
 from core.planning.vllm_command import serve_command
 from core.spec import units
+from core.timing.steady_state import steady_state
 
 CHAT = Requirement(
     load="users", users=50, think_time_s=30.0, prompt_len=1500, answer_len=300, ttft_slo_s=1.0, tpot_slo_s=1 / 20
@@ -130,7 +130,7 @@ def test_vllm_command_for_a_known_config(deploy):
     assert command.command == (
         "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 1 --max-model-len 2048 "
         f"--max-num-seqs {min(plan.estimate.max_num_seqs, plan.estimate.kv.max_concurrency_at_request_len)} "
-        "--gpu-memory-utilization 0.90 --kv-cache-dtype fp8"
+        "--gpu-memory-utilization 0.92 --kv-cache-dtype fp8"  # the current release's default (0.20+)
     )
     assert command.expected_log[0] == f"GPU KV cache size: {plan.estimate.kv.capacity_tokens:,} tokens"
     assert not command.needs_quantized_checkpoint
@@ -250,8 +250,10 @@ def test_check_cli_bad_arguments(cli, argv, message):
 
 
 def test_a_tpot_bound_low_concurrency_case_is_offered_speculative_decoding(deploy, catalog):
+    # TPOT about 38 ms on an A10 (its class's fitted bandwidth efficiency 0.7) against an SLO of
+    # 28.6 ms: a Llama-3.2-1B draft at acceptance 0.7 brings it under
     dep = deploy(gpu="a10", max_model_len=1300)
-    req = Requirement(load="users", users=2, think_time_s=5.0, prompt_len=1000, answer_len=300, tpot_slo_s=1 / 45)
+    req = Requirement(load="users", users=2, think_time_s=5.0, prompt_len=1000, answer_len=300, tpot_slo_s=1 / 35)
     assert check(dep, req).binding.name == "tpot"
     found = {f.lever.code: f for f in fixes(catalog, dep, req)}
     spec = found["fix_speculative"].plan

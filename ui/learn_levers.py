@@ -107,7 +107,7 @@ def _prefix(dep: Deployment, work: Workload, result: Estimate) -> None:
     if example:
         prefix = PrefixCaching(shared_tokens=work.input_len * 3 // 4)
     _example(example)
-    block = dep.engine.block_size
+    block = dep.engine.block_tokens
     shared = shared_prefix_tokens(prefix, work.input_len, block)
     cached = cached_prompt_tokens(prefix, work.input_len, block)
     st.latex(

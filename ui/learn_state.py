@@ -46,7 +46,7 @@ def render_state(dep: Deployment, kv: KvCapacity) -> None:
     st.latex(
         r"\text{block} = \max\left(\text{block}_{cfg},\ 16 \left\lceil \frac{\text{state/layer}}"
         r"{16 \times \text{KV/token/layer}} \right\rceil\right)"
-        rf" = \max\left({dep.engine.block_size},\ 16 \left\lceil \frac{{{per_layer:,.0f}}}{{16 \times"
+        rf" = \max\left({dep.engine.block_tokens},\ 16 \left\lceil \frac{{{per_layer:,.0f}}}{{16 \times"
         rf" {per_token:,.0f}}} \right\rceil\right) = {kv.block_size}\ \text{{tokens}}"
     )
     st.caption(t("learn.state_caption", padding=f"{100 * state_page_padding(dep):.2f}", block=kv.block_size))

@@ -13,14 +13,14 @@ import streamlit as st
 from core.spec import units
 from core.spec.catalog import Catalog
 from core.spec.deployment import Deployment, Workload
-from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency, tensor_split_error
+from core.spec.engine import Parallelism, tensor_split_error
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
 from core.spec.support import kv_for
 from core.validation.calibrate import Calibration
-from ui import url_inputs
 from ui.custom import custom_gpu_form, import_model_form
+from ui.engine_inputs import AUTO, LENGTHS, engine_inputs, reset_for_gpu
 from ui.i18n import LANGUAGE_NAMES, t
 from ui.levers import LeverInputs, active_lever_params, lever_inputs
 from ui.model_search import clear_search, model_search_box, searched_model
@@ -28,33 +28,6 @@ from ui.safe import escape_markdown
 
 DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 16}
 GPU_COUNTS = (1, 2, 4, 8)
-LENGTHS = (
-    64,
-    128,
-    256,
-    512,
-    1024,
-    1536,
-    2048,
-    3072,
-    4096,
-    6144,
-    8192,
-    12288,
-    16384,
-    24576,
-    32768,
-    49152,
-    65536,
-    98304,
-    131072,
-    163840,
-)
-BATCH_TOKENS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
-MAX_SEQS = (16, 32, 64, 128, 256, 512, 1024, 2048)
-BLOCK_SIZES = (8, 16, 32, 64, 128)
-DEFAULT_MAX_MODEL_LEN = 8192
-AUTO = "auto"
 
 
 @dataclass(frozen=True)
@@ -107,7 +80,7 @@ def render_sidebar(catalog: Catalog) -> None:
             key="gpu",
             format_func=lambda i: gpus[i].name,
             bind="query-params",
-            on_change=_reset_efficiency,
+            on_change=reset_for_gpu,
         )
         with st.expander(t("custom.gpu_title")):
             custom_gpu_form("sidebar")
@@ -144,101 +117,11 @@ def render_sidebar(catalog: Catalog) -> None:
             help=t("sidebar.batch_help"),
         )
         with st.expander(t("sidebar.engine")):
-            engine = _engine_inputs(model, gpus[gpu_id])
+            engine = engine_inputs(model, gpus[gpu_id], tp)
         lever_weights = weight_precision(model.native_dtype if weight_name == AUTO else weight_name)
         with st.expander(t("levers.title"), expanded=bool(active_lever_params())):
             levers = lever_inputs(model, models, lever_weights, tp)
     _store_scenario(model, gpus[gpu_id], tp, weight_name, kv_name, input_len, output_len, batch, engine, levers, models)
-
-
-EFFICIENCY_KEYS = ("eff_compute", "eff_bw", "eff_overhead", "eff_seq", "eff_request")
-
-
-def _slider(label: str, key: str, low: float, high: float, default: float, step: float, help: str) -> float:
-    """A URL-bound slider whose default is passed only while the session has no value."""
-    initial = {} if key in st.session_state else {"value": float(default)}
-    return st.slider(label, low, high, step=step, key=key, bind="query-params", help=help, **initial)
-
-
-def _reset_efficiency() -> None:
-    """On a GPU change: its memory class's default efficiencies replace the previous GPU's."""
-    for key in EFFICIENCY_KEYS:
-        st.session_state.pop(key, None)
-
-
-def _engine_inputs(model: ModelSpec, gpu: GpuSpec) -> EngineConfig | str:
-    choices = sorted({n for n in LENGTHS if n < model.max_context} | {model.max_context})
-    default_len = min(DEFAULT_MAX_MODEL_LEN, model.max_context)
-    utilization = st.slider(
-        "gpu_memory_utilization", 0.50, 1.00, 0.90, 0.01, key="util", bind="query-params", help=t("engine.util_help")
-    )
-    max_model_len = st.select_slider(
-        "max_model_len",
-        choices,
-        value=default_len,
-        key="max_model_len",
-        bind="query-params",
-        help=t("engine.max_model_len_help"),
-    )
-    batched = st.selectbox(
-        "max_num_batched_tokens", [AUTO, *BATCH_TOKENS], key="mnbt", bind="query-params", help=t("engine.mnbt_help")
-    )
-    seqs = st.selectbox(
-        "max_num_seqs", [AUTO, *MAX_SEQS], key="max_seqs", bind="query-params", help=t("engine.max_seqs_help")
-    )
-    block = st.selectbox("block_size", BLOCK_SIZES, index=BLOCK_SIZES.index(16), key="block", bind="query-params")
-    defaults = default_efficiency(gpu.memory_type)
-    compute = _slider(
-        t("engine.compute_eff"), "eff_compute", 0.05, 1.0, defaults.compute, 0.01, t("engine.compute_eff_help")
-    )
-    bandwidth = _slider(
-        t("engine.bandwidth_eff"), "eff_bw", 0.05, 1.0, defaults.bandwidth, 0.01, t("engine.bandwidth_eff_help")
-    )
-    overhead_ms = _slider(
-        t("engine.step_overhead"),
-        "eff_overhead",
-        0.0,
-        10.0,
-        defaults.step_overhead_s / units.MS,
-        0.1,
-        t("engine.step_overhead_help"),
-    )
-    request_ms = _slider(
-        t("engine.request_overhead"),
-        "eff_request",
-        0.0,
-        500.0,
-        defaults.request_overhead_s / units.MS,
-        1.0,
-        t("engine.request_overhead_help"),
-    )
-    per_sequence_us = _slider(
-        t("engine.per_sequence"),
-        "eff_seq",
-        0.0,
-        500.0,
-        defaults.per_sequence_overhead_s / units.US,
-        5.0,
-        t("engine.per_sequence_help"),
-    )
-    url_inputs.number("overhead_fix", t("engine.overhead_fix"), 0.0, -64.0, 64.0, help=t("engine.overhead_fix_help"))
-    try:
-        return EngineConfig(
-            gpu_memory_utilization=utilization,
-            max_model_len=max_model_len,
-            max_num_batched_tokens=None if batched == AUTO else batched,
-            max_num_seqs=None if seqs == AUTO else seqs,
-            block_size=block,
-            efficiency=Efficiency(
-                compute=compute,
-                bandwidth=bandwidth,
-                step_overhead_s=overhead_ms * units.MS,
-                per_sequence_overhead_s=per_sequence_us * units.US,
-                request_overhead_s=request_ms * units.MS,
-            ),
-        )
-    except ValueError as err:
-        return str(err)
 
 
 def _store_scenario(

@@ -21,6 +21,7 @@ from core.spec.deployment import Deployment
 from core.spec.engine import EngineConfig, Parallelism
 from core.spec.names import ModelMatch
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
+from core.spec.release import CURRENT, ENGINES, Release, parse_release
 from core.spec.support import kv_for
 
 
@@ -36,11 +37,29 @@ def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default:
     parser.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
     parser.add_argument("--weight-dtype", help=f"one of {', '.join(WEIGHT_PRECISIONS)} (default: checkpoint's)")
     parser.add_argument("--kv-dtype", default="auto", help=f"auto or one of {', '.join(KV_PRECISIONS)}")
-    parser.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    parser.add_argument(
+        "--engine",
+        default="vllm",
+        help=f"serving engine the numbers are for: {', '.join(ENGINES)} (default vllm)",
+    )
+    parser.add_argument(
+        "--engine-version",
+        help="its release, e.g. 0.6.3 or 0.19.1 (default: the newest the rules were read against, "
+        + ", ".join(f"{ENGINES[e]} {v}" for e, v in CURRENT.items())
+        + ")",
+    )
+    parser.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        help="the engine's memory fraction (SGLang: mem_fraction_static, TensorRT-LLM: "
+        "kv_cache_free_gpu_memory_fraction); default: the engine's",
+    )
     parser.add_argument("--max-model-len", type=int, help=f"default: {max_model_len_default}")
-    parser.add_argument("--max-num-batched-tokens", type=int, help="default: vLLM's for the GPU class")
-    parser.add_argument("--max-num-seqs", type=int, help="default: vLLM's for the GPU class")
-    parser.add_argument("--block-size", type=int, default=16)
+    parser.add_argument("--max-num-batched-tokens", type=int, help="default: the engine's for the GPU")
+    parser.add_argument("--max-num-seqs", type=int, help="default: the engine's for the GPU")
+    parser.add_argument(
+        "--block-size", type=int, help="tokens per KV block (default: vLLM 16, SGLang 1, TensorRT-LLM 32)"
+    )
     lever_arguments(parser)
 
 
@@ -119,6 +138,13 @@ def parallelism_from_args(args: argparse.Namespace) -> Parallelism:
     return Parallelism(tp=tp, pp=pp)
 
 
+def release_from_args(args: argparse.Namespace) -> Release:
+    try:
+        return parse_release(args.engine, args.engine_version)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
 def deployment_from_args(
     args: argparse.Namespace, catalog: Catalog, max_model_len: int | None
 ) -> tuple[Deployment, ModelMatch]:
@@ -137,6 +163,7 @@ def deployment_from_args(
         kv=kv_for(args.kv_dtype, weights, gpu),
         parallel=parallelism_from_args(args),
         engine=EngineConfig(
+            release=release_from_args(args),
             gpu_memory_utilization=args.gpu_memory_utilization,
             max_model_len=max_model_len,
             max_num_batched_tokens=args.max_num_batched_tokens,

@@ -45,7 +45,7 @@ def _variants(dep: Deployment, work: Workload, current: Estimate) -> Iterator[tu
     fit = current.kv.max_concurrency_at_request_len
     if 0 < fit < work.batch:
         yield notice("suggest_batch", batch=fit), lambda: (dep, dataclasses.replace(work, batch=fit))
-    if dep.engine.gpu_memory_utilization < HIGH_UTILIZATION:
+    if dep.memory_fraction < HIGH_UTILIZATION:
         yield (
             notice("suggest_utilization", value=f"{HIGH_UTILIZATION:.2f}"),
             lambda: (dep.with_engine(gpu_memory_utilization=HIGH_UTILIZATION), work),

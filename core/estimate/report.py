@@ -42,17 +42,24 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
         "output_len": e.workload.output_len,
         "batch": e.workload.batch,
         "engine": {
-            "gpu_memory_utilization": d.engine.gpu_memory_utilization,
+            "name": d.engine.release.engine,
+            "version": ".".join(str(v) for v in d.engine.release.version),
+            "release": d.engine.release.name,
+            "gpu_memory_utilization": d.memory_fraction,
             "max_model_len": d.max_model_len,
             "max_num_batched_tokens": e.max_num_batched_tokens,
             "max_num_seqs": e.max_num_seqs,
-            "block_size": d.engine.block_size,
+            "block_size": d.engine.block_tokens,
             "attention_backend": attention_backend(d.gpu, d.model, d.kv),
             "efficiency": {
                 "compute": d.efficiency.compute,
                 "bandwidth": d.efficiency.bandwidth,
                 "link": d.efficiency.link,
                 "step_overhead_ms": _ms(d.efficiency.step_overhead_s),
+                "layer_overhead_us": d.efficiency.layer_overhead_s / units.US,
+                "per_sequence_overhead_us": d.efficiency.per_sequence_overhead_s / units.US,
+                "frontend_per_token_us": d.efficiency.frontend_per_token_s / units.US,
+                "request_overhead_ms": _ms(d.efficiency.request_overhead_s),
             },
         },
         "memory_per_gpu": {
@@ -77,10 +84,21 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "max_concurrency_at_request_len": kv.max_concurrency_at_request_len,
             "max_concurrency_contiguous": kv.max_concurrency_contiguous,
         },
+        "running_batch": e.running_batch,
         "latency": {
+            "scope": "arriving_together",
             "ttft_ms": _ms(e.latency.ttft_s),
             "tpot_ms": _ms(e.latency.tpot_s),
             "e2e_ms": _ms(e.latency.e2e_s),
+        },
+        "closed_loop": {
+            "clients": e.closed_loop.clients,
+            "running": e.closed_loop.running,
+            "stable": e.closed_loop.stable,
+            "ttft_ms": _ms(e.closed_loop.ttft_s) if e.closed_loop.stable else None,
+            "tpot_ms": _ms(e.closed_loop.tpot_s) if e.closed_loop.stable else None,
+            "e2e_ms": _ms(e.closed_loop.e2e_s) if e.closed_loop.stable else None,
+            "output_tokens_per_s": round(e.closed_loop.output_tokens_per_s, 2),
         },
         "throughput": {
             "output_tokens_per_s": round(e.throughput.output_tokens_per_s, 2),
@@ -103,12 +121,13 @@ def format_estimate(e: Estimate) -> str:
         f"weights {d.weights.label}, KV {d.kv.label}",
         f"workload: batch {e.workload.batch} x ({e.workload.input_len} prompt + "
         f"{e.workload.output_len} answer) tokens, max_model_len {d.max_model_len}",
+        f"engine: {d.engine.release.name} (its memory accounting, defaults and host costs)",
         f"fits: {'yes' if e.fits else 'NO'}",
         "",
         "memory per GPU [GiB]",
         f"  capacity (driver)      {mem['capacity_gib']:10.2f}",
         f"  reserved by driver     {mem['driver_reserved_gib']:10.2f}",
-        f"  held back (1 - util)   {mem['held_back_gib']:10.2f}",
+        f"  held back by fraction  {mem['held_back_gib']:10.2f}",
         f"  weights                {mem['weights_gib']:10.2f}",
         f"  activation peak        {mem['activations_gib']:10.2f}",
         f"  engine overhead        {mem['overhead_gib']:10.2f}",
@@ -129,17 +148,31 @@ def format_estimate(e: Estimate) -> str:
         ),
         f"  capacity               {kv['capacity_tokens']:10d} tokens",
         f"  max concurrency at request length   {kv['max_concurrency_at_request_len']}",
-        f"  vLLM's figure at max_model_len      {kv['max_concurrency_at_max_model_len']:.2f}x",
+        f"  engine's figure at max_model_len    {kv['max_concurrency_at_max_model_len']:.2f}x",
         f"  contiguous reservation              {kv['max_concurrency_contiguous']}",
         "",
-        "latency and throughput",
+        f"latency and throughput, {e.workload.batch} requests arriving together ({e.running_batch} run at once)",
         f"  TTFT  {lat['ttft_ms']:10.1f} ms   (prefill {data['bound']['prefill']}-bound)",
         f"  TPOT  {lat['tpot_ms']:10.2f} ms   (decode {data['bound']['decode']}-bound)",
         f"  E2E   {lat['e2e_ms']:10.1f} ms",
         f"  output {tput['output_tokens_per_s']:10.1f} tokens/s, total {tput['total_tokens_per_s']:.1f} tokens/s",
+        *_closed_loop_lines(data["closed_loop"]),
     ]
     lines += [f"warning: {w.text()}" for w in e.warnings]
     return "\n".join(lines)
+
+
+def _closed_loop_lines(loop: dict[str, Any]) -> list[str]:
+    title = f"{loop['clients']} closed-loop clients at steady state (a serving benchmark's --max-concurrency)"
+    if not loop["stable"]:
+        return ["", title, "  no steady state: arriving prompts alone keep the engine busy"]
+    return [
+        "",
+        title,
+        f"  TTFT  {loop['ttft_ms']:10.1f} ms",
+        f"  TPOT  {loop['tpot_ms']:10.2f} ms",
+        f"  output {loop['output_tokens_per_s']:10.1f} tokens/s",
+    ]
 
 
 def model_to_dict(m: ModelSpec) -> dict[str, Any]:

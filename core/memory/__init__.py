@@ -1,7 +1,7 @@
-"""One GPU's memory: weights, KV cache, activation peak, engine overhead, the vLLM-style KV budget
+"""One GPU's memory: weights, KV cache, activation peak, engine overhead, each engine's KV budget
 (:class:`~core.memory.budget.GpuMemory`, the one result type) and the concurrency it allows.
 
-``activations`` and ``overhead`` are read through ``budget``; the rest is public.
+``accounting``, ``activations`` and ``overhead`` are read through ``budget``; the rest is public.
 """
 
 __all__ = [

@@ -4,7 +4,8 @@
                 - (activation peak + lever parts of the peak) - overhead
 
 as vLLM's ``determine_available_memory`` computes it (docs/model.md), with usable = the driver's
-total less what the driver reserves. The levers that are on add named parts through
+total less what the driver reserves; SGLang and TensorRT-LLM apply their fractions differently
+(:mod:`core.memory.accounting`). The levers that are on add named parts through
 :meth:`core.levers.base.Lever.memory_parts`: beside the weights (a speculative proposer, LoRA
 slots), in the activation peak (eager attention's scores), or in host memory (offloaded weights,
 which the GPU then does not hold, and host KV space, which extends the KV space). This module
@@ -19,11 +20,11 @@ from dataclasses import dataclass
 
 from core.levers.base import MemoryPart
 from core.levers.registry import levers_on
+from core.memory.accounting import engine_kv_budget
 from core.memory.activations import activation_peak_bytes
 from core.memory.overhead import overhead_bytes, usable_capacity_bytes
 from core.memory.weights import moe_padding_bytes_per_gpu, weight_bytes_per_gpu
 from core.spec.deployment import Deployment
-from core.spec.engine import EngineConfig
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,16 +98,6 @@ class GpuMemory:
         return self.kv_budget + self.host_kv - self.kv_in_use
 
 
-def kv_budget_bytes(
-    capacity: float, engine: EngineConfig, weights: float, activations: float, overhead: float
-) -> float:
-    """vLLM's KV budget on one GPU [bytes]: capacity x utilization - weights - activations - overhead.
-
-    Negative when the model does not fit; callers show it rather than clamp it.
-    """
-    return capacity * engine.gpu_memory_utilization - weights - activations - overhead
-
-
 def gpu_memory(dep: Deployment, kv_in_use: float = 0.0) -> GpuMemory:
     """One GPU's memory for ``dep`` with ``kv_in_use`` bytes of KV cache taken (module docstring)."""
     memory = _gpu_memory(dep)
@@ -134,14 +125,23 @@ def _gpu_memory(dep: Deployment) -> GpuMemory:
             static += p.bytes
         elif p.kind == "gpu_peak":
             peak += p.bytes
-    overhead = overhead_bytes(dep.engine, dep.parallel)
+    overhead = overhead_bytes(dep.engine, dep.parallel, dep.gpu)
+    budget = engine_kv_budget(dep.engine.release, usable, dep.memory_fraction, static, peak, overhead)
     return GpuMemory(
         capacity=dep.gpu.memory_bytes,
         driver_reserved=dep.engine.driver_reserved_bytes,
-        held_back=usable * (1 - dep.engine.gpu_memory_utilization),
+        held_back=_held_back(dep, usable, static + peak + overhead, budget),
         weights=weights,
         activations=activations,
         overhead=overhead,
-        kv_budget=kv_budget_bytes(usable, dep.engine, static, peak, overhead),
+        kv_budget=budget,
         parts=parts,
     )
+
+
+def _held_back(dep: Deployment, usable: float, charged: float, budget: float) -> float:
+    """What the engine's fraction leaves outside weights, peak, overhead and KV: vLLM's
+    usable x (1 - utilization); for SGLang and TensorRT-LLM the rest of the GPU."""
+    if dep.engine.release.engine == "vllm":
+        return usable * (1 - dep.memory_fraction)
+    return usable - charged - max(budget, 0.0)

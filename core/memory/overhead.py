@@ -4,13 +4,14 @@ CUDA-graph estimate, and the memory the driver reserves (what CUDA reports as to
 from __future__ import annotations
 
 from core.spec.engine import EngineConfig, Parallelism
+from core.spec.gpu import GpuSpec
 
 
-def overhead_bytes(engine: EngineConfig, par: Parallelism) -> float:
+def overhead_bytes(engine: EngineConfig, par: Parallelism, gpu: GpuSpec) -> float:
     """Memory the engine adds beside weights and activations and charges to the budget [bytes]:
-    non-torch allocations (more with tp > 1: NCCL buffers) plus the CUDA-graph estimate."""
-    non_torch = engine.non_torch_bytes_tp if par.tp > 1 else engine.non_torch_bytes
-    return non_torch + engine.cuda_graph_bytes
+    non-torch allocations (more with tp > 1 over a fast link: NCCL buffers) plus the CUDA-graph
+    estimate where the release charges it (vLLM >= 0.20)."""
+    return engine.non_torch(par, gpu.interconnect) + engine.graph_charge_bytes
 
 
 def usable_capacity_bytes(gpu_memory_bytes: float, engine: EngineConfig) -> float:

@@ -84,7 +84,7 @@ def plan_to_dict(
             "weight_dtype": dep.weights.name,
             "kv_dtype": dep.kv.name,
             "max_model_len": dep.max_model_len,
-            "gpu_memory_utilization": dep.engine.gpu_memory_utilization,
+            "gpu_memory_utilization": dep.memory_fraction,
             "levers": list(dep.levers.active),
         },
         "checks": [check_to_dict(c) for c in plan.checks],

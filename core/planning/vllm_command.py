@@ -1,4 +1,5 @@
-"""The ``vllm serve`` command that realizes a plan, and the start-up lines to expect from it."""
+"""The command that realizes a plan on its engine (``vllm serve``, SGLang's ``launch_server``,
+``trtllm-serve``), and the start-up lines to expect from it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,58 @@ class ServeCommand:
 
 
 def serve_command(plan: Plan) -> ServeCommand:
+    """The engine's launch command for the plan's deployment (vLLM, SGLang or TensorRT-LLM)."""
+    engine = plan.deployment.engine.release.engine
+    if engine == "sglang":
+        return _sglang_command(plan)
+    if engine == "trtllm":
+        return _trtllm_command(plan)
+    return _vllm_command(plan)
+
+
+def _running(plan: Plan) -> int:
+    est = plan.estimate
+    return min(est.max_num_seqs, max(est.kv.max_concurrency_at_request_len, 1))
+
+
+def _sglang_command(plan: Plan) -> ServeCommand:
+    dep, est = plan.deployment, plan.estimate
+    args = ["python", "-m", "sglang.launch_server", "--model-path", dep.model.hf_id or dep.model.id]
+    args += ["--tp-size", str(dep.parallel.tp), "--context-length", str(dep.max_model_len)]
+    if dep.parallel.pp > 1:
+        args += ["--pp-size", str(dep.parallel.pp)]
+    args += ["--max-running-requests", str(_running(plan)), "--mem-fraction-static", f"{dep.memory_fraction:.3f}"]
+    if dep.kv.name == "fp8":
+        args += ["--kv-cache-dtype", "fp8_e4m3"]
+    native = dep.weights.name == dep.model.native_dtype
+    if not native and dep.weights.name in ONLINE_QUANTIZATION:
+        args += ["--quantization", ONLINE_QUANTIZATION[dep.weights.name]]
+    return ServeCommand(
+        command=shlex.join(args),
+        expected_log=(f"KV Cache is allocated. #tokens: {est.kv.capacity_tokens}",),
+        needs_quantized_checkpoint=not native and dep.weights.name in CHECKPOINT_FORMATS,
+    )
+
+
+def _trtllm_command(plan: Plan) -> ServeCommand:
+    dep, est = plan.deployment, plan.estimate
+    args = ["trtllm-serve", dep.model.hf_id or dep.model.id, "--tp_size", str(dep.parallel.tp)]
+    if dep.parallel.pp > 1:
+        args += ["--pp_size", str(dep.parallel.pp)]
+    args += ["--max_seq_len", str(dep.max_model_len), "--max_batch_size", str(_running(plan))]
+    args += ["--kv_cache_free_gpu_memory_fraction", f"{dep.memory_fraction:.2f}"]
+    native = dep.weights.name == dep.model.native_dtype
+    return ServeCommand(
+        command=shlex.join(args),
+        expected_log=(
+            f"[MemUsageChange] Allocated {est.memory.kv_budget / units.GiB:.2f} GiB for max tokens in paged KV "
+            f"cache ({est.kv.capacity_tokens})",
+        ),
+        needs_quantized_checkpoint=not native,
+    )
+
+
+def _vllm_command(plan: Plan) -> ServeCommand:
     dep = plan.deployment
     est = plan.estimate
     args = ["vllm", "serve", dep.model.hf_id or dep.model.id, "--tensor-parallel-size", str(dep.parallel.tp)]
@@ -32,9 +85,9 @@ def serve_command(plan: Plan) -> ServeCommand:
         "--max-model-len",
         str(dep.max_model_len),
         "--max-num-seqs",
-        str(min(est.max_num_seqs, max(est.kv.max_concurrency_at_request_len, 1))),
+        str(_running(plan)),
         "--gpu-memory-utilization",
-        f"{dep.engine.gpu_memory_utilization:.2f}",
+        f"{dep.memory_fraction:.2f}",
     ]
     if dep.engine.max_num_batched_tokens:
         args += ["--max-num-batched-tokens", str(dep.engine.max_num_batched_tokens)]

@@ -10,6 +10,7 @@ __all__ = [
     "changes",  # the single changes advice, fixes and sensitivity try
     "deployment",  # Deployment (a model on GPUs), Workload, decode_context
     "engine",  # Parallelism, Efficiency, EngineConfig, the tensor-parallel split rule
+    "engine_defaults",  # each engine's default flags by release (memory fraction, batch limits, block size)
     "gpu",  # GpuSpec
     "hf_config",  # config.json -> ModelSpec
     "hub",  # a repo's config.json from the Hugging Face Hub (HF_TOKEN, HF_ENDPOINT, offline path)
@@ -19,6 +20,7 @@ __all__ = [
     "params",  # parameter counts by group
     "precision",  # Precision, WEIGHT_PRECISIONS, KV_PRECISIONS
     "quantization",  # quantization_config -> the weight format a checkpoint stores
+    "release",  # Release, parse_release: the engine and release the rules are for
     "support",  # what vLLM runs on which GPU: minimum capabilities, weight-only kernels, bf16 -> fp16
     "units",  # GB vs GiB, TERA, MS, US
 ]

@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 
 from core.levers.registry import levers_on
 from core.levers.settings import Levers
-from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency, tensor_split_error
+from core.spec.engine import (
+    Efficiency,
+    EngineConfig,
+    Parallelism,
+    class_efficiency,
+    default_efficiency,
+    resolved,
+    tensor_split_error,
+)
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
@@ -61,7 +69,9 @@ class Deployment:
     @property
     def efficiency(self) -> Efficiency:
         """The engine's efficiency factors, or the default for this GPU's memory class."""
-        return self.engine.efficiency or default_efficiency(self.gpu.memory_type)
+        if self.engine.efficiency is not None:
+            return resolved(self.engine.efficiency, self.engine.release)
+        return default_efficiency(self.gpu.memory_type, self.engine.release)
 
     @property
     def max_model_len(self) -> int:
@@ -69,8 +79,14 @@ class Deployment:
 
     @property
     def batch_limits(self) -> tuple[int, int]:
-        """(max_num_batched_tokens, max_num_seqs): as set, or vLLM's default for this GPU."""
-        return self.engine.batch_limits(self.gpu.memory_bytes, self.gpu.name)
+        """(max_num_batched_tokens, max_num_seqs): as set, or the engine's default for this GPU."""
+        return self.engine.batch_limits(self.gpu.memory_bytes, self.gpu.name, self.parallel.tp, self.max_model_len)
+
+    @property
+    def memory_fraction(self) -> float:
+        """The engine's memory-fraction flag in effect (vLLM gpu_memory_utilization, SGLang
+        mem_fraction_static, TensorRT-LLM kv_cache_free_gpu_memory_fraction)."""
+        return self.engine.memory_fraction(self.gpu.memory_bytes, self.parallel, self.model.mla is not None)
 
     # single changes, validated like any deployment (a change this deployment cannot take raises)
 
@@ -80,7 +96,8 @@ class Deployment:
 
     def with_efficiency(self, **fields) -> Deployment:
         """This deployment with efficiency factors changed, starting from the ones in effect."""
-        return self.with_engine(efficiency=dataclasses.replace(self.efficiency, **fields))
+        base = self.engine.efficiency or class_efficiency(self.gpu.memory_type)  # release rules still apply
+        return self.with_engine(efficiency=dataclasses.replace(base, **fields))
 
     def with_levers(self, **fields) -> Deployment:
         """This deployment with levers changed (names as :class:`Levers`' fields)."""

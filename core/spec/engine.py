@@ -6,10 +6,13 @@ memory overheads, live here with their defaults and the reason for each (docs/mo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 from core.spec import units
+from core.spec.engine_defaults import default_memory_fraction, engine_batch_defaults, engine_block_tokens
 from core.spec.model import ModelSpec
+from core.spec.release import Release, current_release
 
 TENSOR_PARALLEL = (1, 2, 4, 8)
 """The tensor-parallel degrees the planner and the advice try (one node of up to 8 GPUs)."""
@@ -67,23 +70,45 @@ class Efficiency:
       at batch 1 (it falls with TP), single-GPU vLLM decode reaches 65-80 %.
     - link 0.75: all-reduce bus bandwidth over one-direction link bandwidth (nccl-tests: about
       370 of 450 GB/s on H100 NVLink, 200-230 of 300 GB/s on A100, 20-25 of 32 GB/s on PCIe 4).
-    - step_overhead_s 1 ms: scheduling, sampling and launches per engine step with CUDA graphs
-      (simulators calibrated on vLLM use 0.5 ms plus 20 us per layer).
+    - step_overhead_s 0.5 ms and layer_overhead_s 20 us: the fixed cost of an engine step
+      (scheduling, sampling) and the launches of each layer's kernels, as inference-sim calibrates
+      them on vLLM; a step of an 80-layer model costs 0.5 + 80 x 0.02 = 2.1 ms beside its work.
+    - per_sequence_overhead_s None: the engine release's host cost per scheduled sequence
+      (2.5 us where the engine overlaps it with the GPU, :data:`core.spec.release.HOST_COST_PER_SEQUENCE_S`;
+      v0_per_sequence_s in vLLM V0).
+    - request_overhead_s 20 ms, expert 1.0, frontend_per_token_s 0: see each field.
     - allreduce_latency_s 10 us: fixed cost of one small all-reduce (vLLM's custom all-reduce).
     """
 
     compute: float = 0.5
     bandwidth: float = 0.75
     link: float = 0.75
-    step_overhead_s: float = 1.0 * units.MS
-    per_sequence_overhead_s: float = 0.0
-    """Host-side cost per scheduled sequence per step (scheduling, sampling, detokenizing) [s]."""
-    request_overhead_s: float = 0.0
-    """Time from a request's arrival until the engine schedules it: API server, tokenization [s]."""
+    step_overhead_s: float = 0.5 * units.MS
+    layer_overhead_s: float = 20 * units.US
+    """Kernel launches of one layer in one step (all layers run in every step, across pipeline stages) [s]."""
+    per_sequence_overhead_s: float | None = None
+    """Host-side cost per scheduled sequence per step (scheduling, output handling) [s]; None: the
+    release's (V1, SGLang, TensorRT-LLM: HOST_COST_PER_SEQUENCE_S; vLLM V0: v0_per_sequence_s)."""
+    v0_per_sequence_s: float = 20 * units.US
+    """vLLM V0's host work per scheduled sequence between steps [s]: scheduling, input preparation and
+    output pythonization ran while the GPU waited (about 4 ms per decode step of a few hundred
+    sequences in vllm-project/vllm#6854; fitted per GPU class, docs/accuracy.md)."""
+    request_overhead_s: float = 20 * units.MS
+    """Time from a request's arrival until the engine schedules it: API server, tokenization [s].
+    20 ms: vllm-project/vllm#17866 measured a 21.0 ms median TTFT for 500-token prompts of
+    Llama-3.2-1B at low load (V1, 2025-05), of which the prefill is about 1-2 ms."""
+    expert: float = 1.0
+    """Bandwidth the MoE kernels reach on routed-expert weights, as a share of what dense matmuls
+    reach: grouped GEMMs over a few tokens per expert, tensor-split expert matrices and the routing
+    around them read expert weights slower than one large matrix."""
+    frontend_per_token_s: float = 0.0
+    """The API server's work per streamed token (detokenizing, one SSE chunk) [s]. It runs in its
+    own process beside the engine (vLLM V1, SGLang, TensorRT-LLM's server), so a step lasts at
+    least running sequences x this: the ceiling of one front-end process on total tokens/s."""
     allreduce_latency_s: float = 10.0 * units.US
 
     def __post_init__(self) -> None:
-        for name in ("compute", "bandwidth", "link"):
+        for name in ("compute", "bandwidth", "link", "expert"):
             value = getattr(self, name)
             if not 0.01 <= value <= 1.0:
                 raise ValueError(f"efficiency {name} must be between 0.01 and 1, got {value!r}")
@@ -91,7 +116,13 @@ class Efficiency:
             raise ValueError(f"step_overhead_s must be between 0 and 1 s, got {self.step_overhead_s!r}")
         if not 0 <= self.request_overhead_s <= 10.0:
             raise ValueError(f"request_overhead_s must be between 0 and 10 s, got {self.request_overhead_s!r}")
-        if not 0 <= self.per_sequence_overhead_s <= 0.01:
+        if not 0 <= self.frontend_per_token_s <= 0.01:
+            raise ValueError(f"frontend_per_token_s must be between 0 and 10 ms, got {self.frontend_per_token_s!r}")
+        if not 0 <= self.v0_per_sequence_s <= 0.01:
+            raise ValueError(f"v0_per_sequence_s must be between 0 and 10 ms, got {self.v0_per_sequence_s!r}")
+        if not 0 <= self.layer_overhead_s <= 0.01:
+            raise ValueError(f"layer_overhead_s must be between 0 and 10 ms, got {self.layer_overhead_s!r}")
+        if self.per_sequence_overhead_s is not None and not 0 <= self.per_sequence_overhead_s <= 0.01:
             raise ValueError(
                 f"per_sequence_overhead_s must be between 0 and 10 ms, got {self.per_sequence_overhead_s!r}"
             )
@@ -100,75 +131,133 @@ class Efficiency:
 
 
 CLASS_EFFICIENCY: dict[str, Efficiency] = {
-    # chosen 2026-11-30 by bench/fit_defaults.py on the fit half of data/validation (docs/accuracy.md):
-    # the grid point with the lowest median error over TTFT, TPOT and output throughput
+    # the constants fitted on every source of data/validation (report.json "fit", docs/accuracy.md),
+    # the grid point with the lowest median error over TTFT, TPOT and output throughput per class;
+    # each source's own error is measured with constants fitted without it
     "hbm": Efficiency(
-        compute=0.7, bandwidth=0.7, per_sequence_overhead_s=200 * units.US, request_overhead_s=40 * units.MS
+        compute=0.5, bandwidth=0.6, frontend_per_token_s=60 * units.US, expert=0.6, v0_per_sequence_s=100 * units.US
     ),
-    "gddr": Efficiency(compute=0.7, bandwidth=0.9, per_sequence_overhead_s=0.0, request_overhead_s=40 * units.MS),
+    "gddr": Efficiency(
+        compute=0.7, bandwidth=0.7, frontend_per_token_s=0.0, expert=0.35, v0_per_sequence_s=20 * units.US
+    ),
 }
 """Defaults per GPU memory class; GPUs of no known class (custom ones) get Efficiency()."""
 FALLBACK_EFFICIENCY = Efficiency()
 
 
-def default_efficiency(memory_type: str) -> Efficiency:
-    """The efficiency factors a GPU of this memory class ('hbm', 'gddr') gets unless set."""
+def class_efficiency(memory_type: str) -> Efficiency:
+    """The efficiency factors of a GPU memory class ('hbm', 'gddr'), the release's rules not yet applied."""
     return CLASS_EFFICIENCY.get(memory_type) or FALLBACK_EFFICIENCY
 
 
-LARGE_GPU_BYTES = 70 * units.GiB
-"""vLLM picks larger scheduler defaults on GPUs with at least this much memory (except A100)."""
+def default_efficiency(memory_type: str, release: Release | None = None) -> Efficiency:
+    """The efficiency factors a GPU of this memory class gets unless set, with the host cost per
+    sequence of ``release`` (the current vLLM when None)."""
+    return resolved(class_efficiency(memory_type), release)
+
+
+def resolved(efficiency: Efficiency, release: Release | None = None) -> Efficiency:
+    """``efficiency`` with the release's host cost per sequence where it leaves it to the release."""
+    if efficiency.per_sequence_overhead_s is not None:
+        return efficiency
+    release = release or current_release()
+    cost = (
+        release.host_cost_per_sequence_s
+        if release.engine != "vllm" or release.vllm_v1
+        else efficiency.v0_per_sequence_s
+    )
+    return dataclasses.replace(efficiency, per_sequence_overhead_s=cost)
 
 
 @dataclass(frozen=True, kw_only=True)
 class EngineConfig:
     """vLLM-style engine settings (names as vLLM's flags) and its memory overheads.
 
-    Defaults follow vLLM (V1, OpenAI server; engine/arg_utils.py ``get_batch_defaults``):
-    gpu_memory_utilization 0.9, block_size 16, and per GPU class max_num_batched_tokens /
-    max_num_seqs of 8192 / 1024 on GPUs with >= 70 GiB other than the A100, else 2048 / 256
-    (None below means "that default"). Memory overheads, from vLLM start-up logs (docs/model.md):
+    Defaults follow the engine of ``release`` (None below means "that default", read in
+    :mod:`core.spec.engine_defaults`): for current vLLM gpu_memory_utilization 0.92, block_size 16,
+    and max_num_batched_tokens / max_num_seqs of 8192 / 1024 on GPUs with >= 70 GiB other than the
+    A100, else 2048 / 256; SGLang's and TensorRT-LLM's own. Memory overheads, from vLLM start-up logs (docs/model.md):
     - driver_reserved_bytes 470 MiB: nvidia-smi's total minus what CUDA reports as total
       (H100: 81559 MiB vs 79.19 GiB); vLLM multiplies the CUDA total by the utilization.
-    - non_torch_bytes 0.25 GiB on one GPU, non_torch_bytes_tp 2.1 GiB per GPU with tp > 1
-      (NCCL and custom all-reduce buffers): vLLM's "non-torch forward increase memory".
-    - cuda_graph_bytes 0.9 GiB: vLLM >= 0.21 subtracts its CUDA-graph estimate from the budget
-      (0.84 GiB for Llama-3.1-8B on an H100); set 0 to match older versions.
+    - non_torch_bytes 0.25 GiB on one GPU; non_torch_bytes_tp per GPU with tp > 1 (NCCL and
+      all-reduce buffers), None: 2.1 GiB on GPUs joined by NVLink or Infinity Fabric (vLLM 0.19
+      logs; 2.10 GiB at tp 8 on NVSwitch A100s in 0.7.1), 0.2 GiB on PCIe-only GPUs (0.20 GiB per
+      worker on 24 GB PCIe cards, vllm-project/vllm#14447) (:meth:`non_torch`).
+    - cuda_graph_bytes 0.9 GiB: the CUDA-graph estimate vLLM >= 0.21 subtracts from the budget
+      (0.84 GiB for Llama-3.1-8B on an H100); older releases capture graphs outside it
+      (:attr:`graph_charge_bytes`).
+    - release: the engine and its release the rules are for (the current vLLM by default).
     """
 
-    gpu_memory_utilization: float = 0.9
+    gpu_memory_utilization: float | None = None
+    """The engine's memory-fraction flag: vLLM's gpu_memory_utilization, SGLang's
+    mem_fraction_static, TensorRT-LLM's kv_cache_free_gpu_memory_fraction; None: the engine's
+    default (:meth:`memory_fraction`)."""
     max_model_len: int | None = None
     """None means the model's maximum context."""
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None
-    block_size: int = 16
+    block_size: int | None = None
+    """Tokens per KV block; None: the engine's (vLLM 16, SGLang 1, TensorRT-LLM 32)."""
     driver_reserved_bytes: float = 470 * units.MiB
     non_torch_bytes: float = 0.25 * units.GiB
-    non_torch_bytes_tp: float = 2.1 * units.GiB
+    non_torch_bytes_tp: float | None = None
     cuda_graph_bytes: float = 0.9 * units.GiB
     efficiency: Efficiency | None = None
     """None: the default for the GPU's memory class (default_efficiency)."""
+    release: Release = field(default_factory=current_release)
 
     def __post_init__(self) -> None:
-        if not 0.05 <= self.gpu_memory_utilization <= 1.0:
+        if self.gpu_memory_utilization is not None and not 0.05 <= self.gpu_memory_utilization <= 1.0:
             raise ValueError(f"gpu_memory_utilization must be between 0.05 and 1, got {self.gpu_memory_utilization!r}")
         if self.max_num_batched_tokens is not None:
             _int_range("max_num_batched_tokens", self.max_num_batched_tokens, 1, 10_000_000)
         if self.max_num_seqs is not None:
             _int_range("max_num_seqs", self.max_num_seqs, 1, 1_000_000)
-        _int_range("block_size", self.block_size, 1, 1024)
+        if self.block_size is not None:
+            _int_range("block_size", self.block_size, 1, 1024)
         if self.max_model_len is not None:
             _int_range("max_model_len", self.max_model_len, 1, 100_000_000)
         for name in ("driver_reserved_bytes", "non_torch_bytes", "non_torch_bytes_tp", "cuda_graph_bytes"):
             value = getattr(self, name)
-            if not 0 <= value <= 64 * units.GiB:
+            if value is not None and not 0 <= value <= 64 * units.GiB:
                 raise ValueError(f"{name} must be between 0 and 64 GiB, got {value!r}")
 
-    def batch_limits(self, gpu_memory_bytes: float, gpu_name: str) -> tuple[int, int]:
-        """(max_num_batched_tokens, max_num_seqs): the set values or vLLM's default for the GPU."""
-        large = gpu_memory_bytes >= LARGE_GPU_BYTES and "a100" not in gpu_name.lower()
-        tokens, seqs = (8192, 1024) if large else (2048, 256)
+    def non_torch(self, par: Parallelism, interconnect: str) -> float:
+        """Non-torch memory vLLM charges per GPU [bytes]: one GPU's, or with tp > 1 the set value
+        or the default for the GPUs' link (a fast GPU-to-GPU link brings large NCCL buffers)."""
+        if par.tp == 1:
+            return self.non_torch_bytes
+        if self.non_torch_bytes_tp is not None:
+            return self.non_torch_bytes_tp
+        return NON_TORCH_TP_BYTES["pcie" if interconnect in ("pcie", "ethernet", "") else "fast"]
+
+    @property
+    def graph_charge_bytes(self) -> float:
+        """CUDA-graph memory taken out of the KV budget: the estimate where the release charges it."""
+        return self.cuda_graph_bytes if self.release.charges_cuda_graphs else 0.0
+
+    @property
+    def block_tokens(self) -> int:
+        """Tokens per KV block: as set, or the engine's default."""
+        return self.block_size or engine_block_tokens(self.release)
+
+    def memory_fraction(self, gpu_memory_bytes: float, par: Parallelism, mla: bool = False) -> float:
+        """The memory-fraction flag: as set, or the engine's default for this GPU and split."""
+        if self.gpu_memory_utilization is not None:
+            return self.gpu_memory_utilization
+        return default_memory_fraction(self.release, gpu_memory_bytes, par.tp, par.pp, mla)
+
+    def batch_limits(
+        self, gpu_memory_bytes: float, gpu_name: str, tp: int = 1, max_model_len: int = 8192
+    ) -> tuple[int, int]:
+        """(max_num_batched_tokens, max_num_seqs): the set values or the engine's default for the GPU."""
+        tokens, seqs = engine_batch_defaults(self.release, gpu_memory_bytes, gpu_name, tp, max_model_len)
         return self.max_num_batched_tokens or tokens, self.max_num_seqs or seqs
+
+
+NON_TORCH_TP_BYTES = {"fast": 2.1 * units.GiB, "pcie": 0.2 * units.GiB}
+"""vLLM's non-torch memory per GPU with tp > 1 by link (EngineConfig docstring)."""
 
 
 def _int_range(name: str, value: object, low: int, high: int) -> None:

@@ -4,7 +4,7 @@
   KV budget becomes a correction of the engine overhead (non-torch memory).
 - A serving benchmark fixes the speed side: bandwidth efficiency is fitted so the steady-state
   TPOT at the benchmark's concurrency equals its median TPOT and compute efficiency so TTFT
-  matches its median TTFT (core.planning.steady_state.steady_state; bisection on each, alternated until both hold,
+  matches its median TTFT (core.timing.steady_state.steady_state; bisection on each, alternated until both hold,
   since arriving prefills also lengthen TPOT).
 A calibration is a small JSON document that can be exported, reloaded and applied to a deployment.
 """
@@ -19,9 +19,9 @@ from core.memory.budget import gpu_memory
 from core.memory.state import kv_block_size
 from core.planning.check import in_flight_requests
 from core.planning.requirement import Requirement
-from core.planning.steady_state import steady_state
 from core.spec import units
 from core.spec.deployment import Deployment
+from core.timing.steady_state import steady_state
 from core.validation.log_parse import BenchmarkResult, StartupLog
 
 EFFICIENCY_RANGE = (0.02, 1.0)
@@ -42,7 +42,7 @@ class Calibration:
         eff = dataclasses.replace(eff, compute=self.compute or eff.compute, bandwidth=self.bandwidth or eff.bandwidth)
         # the correction lands on non-torch memory first, then on the CUDA-graph term
         field = "non_torch_bytes_tp" if dep.parallel.tp > 1 else "non_torch_bytes"
-        non_torch = getattr(dep.engine, field) + self.overhead_correction_bytes
+        non_torch = dep.engine.non_torch(dep.parallel, dep.gpu.interconnect) + self.overhead_correction_bytes
         graphs = max(dep.engine.cuda_graph_bytes + min(non_torch, 0.0), 0.0)
         engine = dataclasses.replace(
             dep.engine, efficiency=eff, cuda_graph_bytes=graphs, **{field: max(non_torch, 0.0)}

@@ -55,11 +55,12 @@ def _variants(dep: Deployment, work: Workload):
     def overhead(scale: float) -> Deployment:
         field = "non_torch_bytes_tp" if dep.parallel.tp > 1 else "non_torch_bytes"
         return dep.with_engine(
-            cuda_graph_bytes=dep.engine.cuda_graph_bytes * scale, **{field: getattr(dep.engine, field) * scale}
+            cuda_graph_bytes=dep.engine.cuda_graph_bytes * scale,
+            **{field: dep.engine.non_torch(dep.parallel, dep.gpu.interconnect) * scale},
         )
 
     yield ("engine_overhead", (overhead(1 - EFFICIENCY_STEP), work), (overhead(1 + EFFICIENCY_STEP), work))
-    u = dep.engine.gpu_memory_utilization
+    u = dep.memory_fraction
     yield (
         "gpu_memory_utilization",
         (dep.with_engine(gpu_memory_utilization=max(u - UTILIZATION_STEP, 0.05)), work),

@@ -1,0 +1,139 @@
+"""Each engine's defaults when a flag is not set, by release: the memory fraction, the batch limits
+and the KV block size (sources: each function's docstring; docs/model.md, "Engine releases")."""
+
+from __future__ import annotations
+
+from core.spec import units
+from core.spec.release import Release
+
+LARGE_GPU_BYTES = 70 * units.GiB
+"""vLLM picks larger scheduler defaults on GPUs with at least this much memory (except A100 from 0.9)."""
+HUGE_GPU_BYTES = 160 * units.GiB
+"""From 0.28 vLLM gives GPUs of at least this much memory (B200 class) 16384 tokens per step."""
+
+VLLM_UTILIZATION = ((0, 20, 0), 0.92, 0.90)
+"""vLLM's default gpu_memory_utilization: 0.92 from 0.20.0 (vllm/config/cache.py), 0.90 before."""
+TRTLLM_FREE_FRACTION = 0.9
+"""TensorRT-LLM's default kv_cache_free_gpu_memory_fraction (KvCacheConfig, C++ and Python)."""
+
+SGLANG_TP_TABLE = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))
+"""SGLang 0.3 - 0.4.5 (server_args.py): the default fraction by tensor-parallel size (0.82 at tp 8 in 0.3.6)."""
+
+
+def _sglang_reserved_048(gpu_mib: float, parallel: int) -> float:
+    """Memory SGLang 0.4.8 - 0.5.2 keeps out of the pool [MiB], by GPU size bracket."""
+    gib = 1024
+    if gpu_mib < 35 * gib:
+        return (2.8 + parallel / 10) * gib
+    if gpu_mib < 90 * gib:
+        return (9.5 + parallel / 2) * gib
+    if gpu_mib < 160 * gib:
+        return (12 + parallel / 2) * gib
+    return 32 * gib
+
+
+SGLANG_CHUNK_AND_GRAPHS = ((20, 2048, 8, 8), (35, 2048, 24, 80), (60, 4096, 32, 160), (160, 8192, 256, 512))
+"""SGLang 0.5.3+: (below this many GiB, chunked_prefill_size, cuda_graph_max_bs at tp < 4, at tp >= 4);
+larger GPUs take 16384 and 512."""
+
+
+def sglang_defaults(gpu_mib: float, tp: int) -> tuple[int, int]:
+    """(chunked_prefill_size, cuda_graph_max_bs) SGLang 0.5.3+ picks for a GPU of ``gpu_mib`` MiB."""
+    for below_gib, chunk, graphs_small_tp, graphs_large_tp in SGLANG_CHUNK_AND_GRAPHS:
+        if gpu_mib < below_gib * 1024:
+            return chunk, graphs_small_tp if tp < 4 else graphs_large_tp
+    return 16384, 512
+
+
+def sglang_default_fraction(release: Release, gpu_mib: float, tp: int, pp: int = 1, mla: bool = False) -> float:
+    """SGLang's default mem_fraction_static for a GPU of ``gpu_mib`` MiB (nvidia-smi's total).
+
+    0.3 - 0.4.5: by tp (SGLANG_TP_TABLE). 0.4.6 - 0.4.7: that table up to 80 GiB, above it
+    (gpu - 13 GiB) / gpu. 0.4.8 - 0.5.2: (gpu - reserved) / gpu with reserved by size bracket.
+    0.5.3+: reserved = 512 + 1.5 x max(chunk, 2048) + 2 x cuda_graph_max_bs + tp x pp / 8 x 1024 MiB,
+    at least 10 GiB on GPUs above 60 GiB; from 0.5.10 piecewise CUDA graphs add 464 MiB (1.5 GiB
+    with MLA). Speculative decoding, dp-attention and vision towers adjust it further (not modelled).
+    """
+    parallel = tp * pp
+    if not release.at_least((0, 4, 6)) or (not release.at_least((0, 4, 8)) and gpu_mib <= 81920):
+        size = parallel if release.at_least((0, 4, 7)) else tp
+        return next(f for at_least, f in SGLANG_TP_TABLE if size >= at_least)
+    if not release.at_least((0, 4, 8)):
+        return (gpu_mib - 13 * 1024) / gpu_mib
+    if not release.at_least((0, 5, 3)):
+        return round((gpu_mib - _sglang_reserved_048(gpu_mib, parallel)) / gpu_mib, 3)
+    chunk, graphs = sglang_defaults(gpu_mib, tp)
+    reserved = 512 + 1.5 * max(chunk, 2048) + 2 * graphs + parallel / 8 * 1024
+    if release.at_least((0, 5, 10)):
+        reserved += 1536 if mla else 464
+    if gpu_mib > 60 * 1024:
+        reserved = max(reserved, 10240)
+    return round((gpu_mib - reserved) / gpu_mib, 3)
+
+
+def default_memory_fraction(release: Release, gpu_memory_bytes: float, tp: int, pp: int = 1, mla=False) -> float:
+    """The engine's memory-fraction flag when it is not set (vLLM / SGLang / TensorRT-LLM)."""
+    if release.engine == "sglang":
+        return sglang_default_fraction(release, gpu_memory_bytes / units.MiB, tp, pp, mla)
+    if release.engine == "trtllm":
+        return TRTLLM_FREE_FRACTION
+    since, newer, older = VLLM_UTILIZATION
+    return newer if release.at_least(since) else older
+
+
+def engine_batch_defaults(
+    release: Release, gpu_memory_bytes: float, gpu_name: str, tp: int, max_model_len: int
+) -> tuple[int, int]:
+    """(max tokens per step, max running sequences) the engine uses when they are not set.
+
+    SGLang 0.5.3+: chunked_prefill_size by GPU size (sglang_defaults), running requests bounded by
+    the pool (taken as 1024 here). TensorRT-LLM: max_num_tokens 8192, max_batch_size 2048
+    (BuildConfig, trtllm-serve). vLLM: :func:`vllm_batch_defaults`.
+    """
+    if release.engine == "sglang":
+        chunk, _ = sglang_defaults(gpu_memory_bytes / units.MiB, tp)
+        return chunk, 1024
+    if release.engine == "trtllm":
+        return 8192, 2048
+    return vllm_batch_defaults(release, gpu_memory_bytes, gpu_name, max_model_len)
+
+
+V0_LONG_CONTEXT = 32768
+"""vLLM V0 turns chunked prefill on by itself above this max_model_len (EngineArgs.create_engine_config)."""
+
+
+def vllm_batch_defaults(
+    release: Release, gpu_memory_bytes: float, gpu_name: str, max_model_len: int
+) -> tuple[int, int]:
+    """vLLM's default (max_num_batched_tokens, max_num_seqs) for ``vllm serve``, by release.
+
+    V0 (< 0.8): max(max_model_len, 2048) tokens and 256 sequences; above 32K context chunked
+    prefill is on with 512 tokens (<= 0.6.4) or 2048 (0.6.5+). The profile run uses these tokens,
+    so a V0 engine profiles a whole max_model_len prompt. V1 (engine/arg_utils.py): 0.8.0-0.8.3
+    8192 / 1024 on GPUs named H100 or H200, else 2048 / 1024; 0.8.4 the same name test, else
+    2048 / 256; 0.8.5 8192 / 1024 on GPUs of >= 70 GiB; 0.9-0.27 >= 70 GiB and not an A100;
+    0.28+ 16384 / 1024 at >= 160 GiB, 8192 / 1024 at 70-160 GiB (not A100), else 2048 / 256.
+    """
+    name = gpu_name.lower()
+    if not release.vllm_v1:
+        if max_model_len > V0_LONG_CONTEXT:
+            return (2048 if release.at_least((0, 6, 5)) else 512), 256
+        return max(max_model_len, 2048), 256
+    named = "h100" in name or "h200" in name
+    if not release.at_least((0, 8, 4)):
+        return (8192, 1024) if named else (2048, 1024)
+    if not release.at_least((0, 8, 5)):
+        return (8192, 1024) if named else (2048, 256)
+    large = gpu_memory_bytes >= LARGE_GPU_BYTES and (not release.at_least((0, 9, 0)) or "a100" not in name)
+    if release.at_least((0, 28, 0)) and gpu_memory_bytes >= HUGE_GPU_BYTES:
+        return 16384, 1024
+    return (8192, 1024) if large else (2048, 256)
+
+
+def engine_block_tokens(release: Release) -> int:
+    """Tokens per KV block: vLLM 16, SGLang 1 (page_size), TensorRT-LLM 32 (64 before 0.19)."""
+    if release.engine == "sglang":
+        return 1
+    if release.engine == "trtllm":
+        return 32 if release.at_least((0, 19, 0)) else 64
+    return 16

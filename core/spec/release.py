@@ -1,0 +1,101 @@
+"""Which serving engine and which release the numbers are for, and the rules that change with it.
+
+Engines change their memory accounting and their host-side costs from release to release; each
+rule below names the release range it holds for and the source it was read from (docs/model.md,
+"Engine releases"). A release is parsed loosely from what people write ("0.6.4.dev9+g5d264f4a",
+"v0.19.1rc1", "~0.7 (2025-02)") down to (major, minor, patch).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.spec import units
+
+ENGINES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+"""Engine ids as the CLI and the URL spell them, and their display names."""
+ALIASES = {"tensorrt-llm": "trtllm", "tensorrt_llm": "trtllm", "trt-llm": "trtllm", "sgl": "sglang"}
+CURRENT = {"vllm": "0.33.0", "sglang": "0.5.7", "trtllm": "1.2.0"}
+"""The newest release of each engine this tool's rules were read against (the default)."""
+OLDEST = {"vllm": (0, 5, 0), "sglang": (0, 3, 0), "trtllm": (0, 14, 0)}
+"""The oldest release each engine's rules go back to; older ones are refused with the reason."""
+
+VLLM_V1_DEFAULT_FROM = (0, 8, 0)
+"""vLLM's V1 engine is the default from 0.8.0 (VLLM_USE_V1 defaults to "1"; V0 removed in 0.11.0)."""
+VLLM_GRAPHS_CHARGED_FROM = (0, 20, 0)
+"""vLLM subtracts its CUDA-graph memory estimate from the KV budget from 0.20.0, when
+VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS became 1 by default (0.18-0.19 computed it behind the
+flag; its log line says 0.21, the 0.20.0 wheel already defaults to it). Before, graphs were
+captured after the KV cache was sized and lived in the (1 - utilization) headroom."""
+
+HOST_COST_PER_SEQUENCE_S = {"v1": 2.5 * units.US}
+"""Host work per scheduled sequence per step that the GPU waits for [s], in engines that prepare
+the next step while the GPU runs: vLLM V1 (0.8+), SGLang (overlap scheduler, 0.4+), TensorRT-LLM's
+C++ executor. What remains is the output update, about 1.1 us per sequence at batch 256 in vLLM's
+own micro-benchmark (vllm-project/vllm#46112, 0.287 ms), taken twice for scheduling and output
+handling. vLLM V0 ran all of it between steps: Efficiency.v0_per_sequence_s (fitted)."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """An engine and a release of it."""
+
+    engine: str
+    version: tuple[int, int, int]
+
+    @property
+    def name(self) -> str:
+        return f"{ENGINES[self.engine]} {'.'.join(str(v) for v in self.version)}"
+
+    def at_least(self, version: tuple[int, int, int]) -> bool:
+        return self.version >= version
+
+    @property
+    def vllm_v1(self) -> bool:
+        """vLLM's V1 engine (the default from 0.8.0)."""
+        return self.engine == "vllm" and self.at_least(VLLM_V1_DEFAULT_FROM)
+
+    @property
+    def charges_cuda_graphs(self) -> bool:
+        """Whether the engine takes its CUDA-graph memory out of the KV budget (vLLM >= 0.20)."""
+        return self.engine == "vllm" and self.at_least(VLLM_GRAPHS_CHARGED_FROM)
+
+    @property
+    def host_cost_per_sequence_s(self) -> float:
+        """Host work per scheduled sequence per step the GPU waits for in an engine that overlaps it
+        with the GPU [s] (HOST_COST_PER_SEQUENCE_S; vLLM V0's is Efficiency.v0_per_sequence_s)."""
+        return HOST_COST_PER_SEQUENCE_S["v1"]
+
+
+VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?")
+
+
+def engine_id(text: str) -> str:
+    """'vllm', 'sglang' or 'trtllm' from what people write; ValueError naming the choices otherwise."""
+    key = (text or "").strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {text!r}")
+    return key
+
+
+def parse_release(engine: str, version: str | None = None) -> Release:
+    """The release ``version`` of ``engine`` (its current one when empty); ValueError when the text
+    holds no version or the release is older than the rules go back."""
+    key = engine_id(engine)
+    text = (version or "").strip() or CURRENT[key]
+    match = VERSION.search(text)
+    if match is None:
+        raise ValueError(f"engine version must look like 0.19.1, got {text!r}")
+    parsed = tuple(int(part or 0) for part in match.groups())
+    oldest = OLDEST[key]
+    if parsed < oldest:
+        raise ValueError(
+            f"{ENGINES[key]} {text} is older than the oldest release this tool models ({'.'.join(map(str, oldest))})"
+        )
+    return Release(engine=key, version=parsed)  # type: ignore[arg-type]
+
+
+def current_release(engine: str = "vllm") -> Release:
+    return parse_release(engine)

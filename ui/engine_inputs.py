@@ -1,0 +1,224 @@
+"""The sidebar's engine settings: engine and release, its flags, and the efficiency assumptions.
+
+Defaults follow the engine release and the GPU (core.spec.engine_defaults, CLASS_EFFICIENCY); the
+inputs that follow them are reset when the engine, the release or the GPU changes.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.spec import units
+from core.spec.engine import Efficiency, EngineConfig, default_efficiency
+from core.spec.engine_defaults import default_memory_fraction
+from core.spec.gpu import GpuSpec
+from core.spec.model import ModelSpec
+from core.spec.release import CURRENT, ENGINES, Release, parse_release
+from ui import url_inputs
+from ui.i18n import t
+
+LENGTHS = (
+    64,
+    128,
+    256,
+    512,
+    1024,
+    1536,
+    2048,
+    3072,
+    4096,
+    6144,
+    8192,
+    12288,
+    16384,
+    24576,
+    32768,
+    49152,
+    65536,
+    98304,
+    131072,
+    163840,
+)
+BATCH_TOKENS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+MAX_SEQS = (16, 32, 64, 128, 256, 512, 1024, 2048)
+BLOCK_SIZES = (8, 16, 32, 64, 128)
+DEFAULT_MAX_MODEL_LEN = 8192
+AUTO = "auto"
+
+EFFICIENCY_KEYS = (
+    "eff_compute",
+    "eff_bw",
+    "eff_expert",
+    "eff_overhead",
+    "eff_layer",
+    "eff_seq",
+    "eff_request",
+    "eff_frontend",
+)
+"""Inputs whose default follows the GPU class and the engine release: reset when either changes."""
+FRACTION_FLAGS = {
+    "vllm": "gpu_memory_utilization",
+    "sglang": "mem_fraction_static",
+    "trtllm": "kv_cache_free_gpu_memory_fraction",
+}
+
+
+def _slider(label: str, key: str, low: float, high: float, default: float, step: float, help: str) -> float:
+    """A URL-bound slider whose default is passed only while the session has no value."""
+    initial = {} if key in st.session_state else {"value": float(default)}
+    return st.slider(label, low, high, step=step, key=key, bind="query-params", help=help, **initial)
+
+
+def reset_for_gpu() -> None:
+    """On a GPU change: its memory class's default efficiencies replace the previous GPU's (and
+    SGLang's default memory fraction, which follows the GPU's size)."""
+    for key in EFFICIENCY_KEYS:
+        st.session_state.pop(key, None)
+    if st.session_state.get("engine") == "sglang":
+        st.session_state.pop("util", None)
+
+
+def _reset_for_engine() -> None:
+    """On an engine or release change: its defaults (memory fraction, host costs) replace the old ones."""
+    for key in (*EFFICIENCY_KEYS, "util"):
+        st.session_state.pop(key, None)
+
+
+def _release_inputs() -> Release | str:
+    """The engine and its release (blank: the newest the rules were read against)."""
+    engine = st.selectbox(
+        t("engine.engine"),
+        list(ENGINES),
+        format_func=ENGINES.get,
+        key="engine",
+        bind="query-params",
+        on_change=_reset_for_engine,
+        help=t("engine.engine_help"),
+    )
+    version = st.text_input(
+        t("engine.version"),
+        key="engine_version",
+        bind="query-params",
+        placeholder=CURRENT[engine],
+        on_change=_reset_for_engine,
+        help=t("engine.version_help", current=CURRENT[engine]),
+    )
+    try:
+        return parse_release(engine, version)
+    except ValueError as err:
+        return str(err)
+
+
+def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str:
+    release = _release_inputs()
+    if isinstance(release, str):
+        return release
+    choices = sorted({n for n in LENGTHS if n < model.max_context} | {model.max_context})
+    default_len = min(DEFAULT_MAX_MODEL_LEN, model.max_context)
+    fraction = default_memory_fraction(release, gpu.memory_bytes, tp, 1, model.mla is not None)
+    # the engine's default is passed every run (not only while the session has no value): it is
+    # the same until the engine, the release or the GPU changes, when the input is reset to it
+    utilization = st.slider(
+        t("engine.util", flag=FRACTION_FLAGS[release.engine]),
+        0.50,
+        1.00,
+        float(fraction),
+        0.001,
+        key="util",
+        bind="query-params",
+        help=t(f"engine.util_help_{release.engine}", default=f"{fraction:.3g}"),
+    )
+    max_model_len = st.select_slider(
+        "max_model_len",
+        choices,
+        value=default_len,
+        key="max_model_len",
+        bind="query-params",
+        help=t("engine.max_model_len_help"),
+    )
+    batched = st.selectbox(
+        "max_num_batched_tokens", [AUTO, *BATCH_TOKENS], key="mnbt", bind="query-params", help=t("engine.mnbt_help")
+    )
+    seqs = st.selectbox(
+        "max_num_seqs", [AUTO, *MAX_SEQS], key="max_seqs", bind="query-params", help=t("engine.max_seqs_help")
+    )
+    block = st.selectbox(
+        "block_size", [AUTO, *BLOCK_SIZES], key="block", bind="query-params", help=t("engine.block_help")
+    )
+    defaults = default_efficiency(gpu.memory_type, release)
+    compute = _slider(
+        t("engine.compute_eff"), "eff_compute", 0.05, 1.0, defaults.compute, 0.01, t("engine.compute_eff_help")
+    )
+    bandwidth = _slider(
+        t("engine.bandwidth_eff"), "eff_bw", 0.05, 1.0, defaults.bandwidth, 0.01, t("engine.bandwidth_eff_help")
+    )
+    expert = _slider(
+        t("engine.expert_eff"), "eff_expert", 0.05, 1.0, defaults.expert, 0.01, t("engine.expert_eff_help")
+    )
+    overhead_ms = _slider(
+        t("engine.step_overhead"),
+        "eff_overhead",
+        0.0,
+        10.0,
+        defaults.step_overhead_s / units.MS,
+        0.1,
+        t("engine.step_overhead_help"),
+    )
+    request_ms = _slider(
+        t("engine.request_overhead"),
+        "eff_request",
+        0.0,
+        500.0,
+        defaults.request_overhead_s / units.MS,
+        1.0,
+        t("engine.request_overhead_help"),
+    )
+    layer_us = _slider(
+        t("engine.layer_overhead"),
+        "eff_layer",
+        0.0,
+        200.0,
+        defaults.layer_overhead_s / units.US,
+        1.0,
+        t("engine.layer_overhead_help"),
+    )
+    per_sequence_us = _slider(
+        t("engine.per_sequence"),
+        "eff_seq",
+        0.0,
+        500.0,
+        defaults.per_sequence_overhead_s / units.US,
+        0.5,
+        t("engine.per_sequence_help"),
+    )
+    frontend_us = _slider(
+        t("engine.frontend"),
+        "eff_frontend",
+        0.0,
+        500.0,
+        defaults.frontend_per_token_s / units.US,
+        5.0,
+        t("engine.frontend_help"),
+    )
+    url_inputs.number("overhead_fix", t("engine.overhead_fix"), 0.0, -64.0, 64.0, help=t("engine.overhead_fix_help"))
+    try:
+        return EngineConfig(
+            release=release,
+            gpu_memory_utilization=utilization,
+            max_model_len=max_model_len,
+            max_num_batched_tokens=None if batched == AUTO else batched,
+            max_num_seqs=None if seqs == AUTO else seqs,
+            block_size=None if block == AUTO else block,
+            efficiency=Efficiency(
+                compute=compute,
+                bandwidth=bandwidth,
+                expert=expert,
+                step_overhead_s=overhead_ms * units.MS,
+                layer_overhead_s=layer_us * units.US,
+                per_sequence_overhead_s=per_sequence_us * units.US,
+                request_overhead_s=request_ms * units.MS,
+                frontend_per_token_s=frontend_us * units.US,
+            ),
+        )
+    except ValueError as err:
+        return str(err)
