@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.memory.budget import gpu_memory
-from core.planning.steady_state import steady_state
 from core.spec import units
+from core.timing.steady_state import steady_state
 from core.validation.calibrate import Calibration, calibrate_memory, calibrate_speed
 from core.validation.log_parse import BenchmarkResult, LogError, parse_benchmark, parse_startup_log
 

@@ -314,8 +314,10 @@ def test_any_lever_combination_gives_finite_non_negative_figures(
     ]
     assert all(np.isfinite(v) and v > 0 for v in figures)
     assert result.kv.max_concurrency_at_request_len >= 0
-    # every lever only adds time per token compared with the same setup without offloading or LoRA
+    # every lever only adds time per token compared with the same setup without offloading or LoRA,
+    # at the same running batch (LoRA slots take KV space, so fewer requests may run at once)
     lighter = dataclasses.replace(dep, levers=dataclasses.replace(levers, offload=Offload(), lora=None))
+    lighter = lighter.with_engine(max_num_seqs=result.running_batch)
     assert (
         result.latency.tpot_s
         >= estimate(lighter, Workload(input_len=input_len, output_len=128, batch=batch)).latency.tpot_s

@@ -118,9 +118,68 @@ def test_band_widens_the_estimate_by_the_p90_error():
 
 def test_sensitivity_signs(deploy):
     dep = deploy(gpu="a10", max_model_len=8192)
-    work = Workload(input_len=2048, output_len=512, batch=16)
+    # 16 requests of 768 tokens, and twice as many, both fit the A10's KV cache (39 do), so doubling
+    # the batch doubles the running batch (beyond the cache it would only add waiting)
+    work = Workload(input_len=512, output_len=256, batch=16)
     swings = {s.factor: s for s in sensitivity(dep, work, "tpot")}
     assert swings["bandwidth_efficiency"].high < 0 < swings["bandwidth_efficiency"].low  # faster memory, lower TPOT
     assert swings["batch"].high > 0
     ceiling = {s.factor: s for s in sensitivity(dep, work, "max_concurrency")}
     assert ceiling["input_len"].high < 0 and ceiling["batch"].width == 0
+
+
+def test_leave_one_source_out_never_fits_a_source_on_itself(monkeypatch):
+    """Each held-out row is predicted at the grid point that is best on the OTHER sources' rows."""
+    import numpy as np
+
+    from core.validation import grouped
+    from core.validation.dataset import SPEED_METRICS
+
+    singles = [r for r in ROWS if r.get("kind") == "single_stream" and r.get("engine") in ("vllm", "sglang")]
+    by_group: dict[str, list[Row]] = {}
+    for r in singles:
+        by_group.setdefault(r.group, []).append(r)
+    rows = [r for g in sorted(by_group)[:4] for r in by_group[g][:3]]
+    monkeypatch.setattr(grouped, "FITTED", {"bandwidth": (0.45, 0.9)})
+    monkeypatch.setattr(grouped, "MIN_CLASS_ROWS", 10**6)  # one fit over all classes, as recomputed below
+    held = grouped.leave_one_source_out(rows, workers=1)
+    points = grouped.grid_points()
+    at = [compare_all(rows, grouped._efficiencies(p)) for p in points]
+    for c in held.comparisons:
+        if not c.predicted:
+            continue
+        others = [(i, r) for i, r in enumerate(rows) if r.group != c.row.group]
+        scores = [
+            np.median([abs(e) for i, _ in others for k, e in at[p][i].errors.items() if k in SPEED_METRICS])
+            for p in range(len(points))
+        ]
+        best = int(np.argmin(scores))
+        mine = next(i for i, r in enumerate(rows) if r.id == c.row.id)
+        assert c.predicted == at[best][mine].predicted, c.row.id
+    assert len({tuple(sorted(v.items())) for d in held.chosen.values() for v in d.values()}) >= 1
+
+
+def test_the_defaults_are_the_constants_fitted_on_every_source():
+    """CLASS_EFFICIENCY holds what the leave-one-source-out rule picks on all sources (report.json)."""
+    from core.spec.engine import CLASS_EFFICIENCY
+
+    fitted = load_report()["fit"]["on_all_sources"]
+    for cls, values in fitted.items():
+        for field, value in values.items():
+            assert getattr(CLASS_EFFICIENCY[cls], field) == pytest.approx(value), (cls, field)
+
+
+def test_an_in_process_benchmark_has_no_api_server_costs():
+    from core.validation.dataset import deployment_for
+
+    catalog = load_catalog()
+    fields = {"id": "x", "engine": "vllm", "engine_version": "0.19.0", "gpu": "h100-sxm", "model": "llama-3.1-8b"}
+    served = deployment_for(Row(fields=fields), catalog)
+    offline = deployment_for(Row(fields={**fields, "front_end": "offline"}), catalog)
+    assert served.efficiency.request_overhead_s > 0 and offline.efficiency.request_overhead_s == 0
+    assert offline.efficiency.frontend_per_token_s == 0
+
+
+def test_rows_that_look_impossible_are_excluded_with_their_reason(comparisons):
+    excluded = [c for c in comparisons if c.row.get("excluded")]
+    assert excluded and all(c.skipped.startswith("excluded: ") and not c.predicted for c in excluded)

@@ -1,7 +1,7 @@
 """The validation set's comparisons as the page shows them, read from the stored report.
 
 The report (``python -m core validate --write``) holds every row predicted with the defaults and
-held out by source; reading it keeps the page instant (the leave-one-source-out fit takes a minute).
+held out by source; reading it keeps the page instant (the leave-one-source-out fit takes minutes).
 """
 
 from __future__ import annotations

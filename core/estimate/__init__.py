@@ -6,6 +6,7 @@ __all__ = [
     "advice",  # fit_suggestions
     "report",  # estimate_to_dict, format_estimate, model_to_dict, gpu_to_dict
     "result",  # Estimate, estimate
+    "scope",  # the batch that runs; arriving together vs closed-loop clients
     "sweep",  # batch x prompt-length grids
     "tradeoff",  # the three-way tradeoff scores
     "whatif",  # each lever's effect

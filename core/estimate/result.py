@@ -7,12 +7,19 @@
     TPOT = one decode step of B sequences at the mean context I + O / 2
     E2E  = TTFT + (O - 1) x TPOT
     output tokens/s = B x O / E2E;  total tokens/s = B x (I + O) / E2E
+
+with B the batch the engine admits (at most max_num_seqs and what the KV cache holds); a larger
+batch waits in rounds (:mod:`core.estimate.scope`), which also gives the steady state of B
+closed-loop clients.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from core.estimate.scope import ClosedLoop, admitted_batch, closed_loop, rounds
 from core.estimate.warnings import estimate_warnings
 from core.memory.budget import GpuMemory, gpu_memory
 from core.memory.capacity import KvCapacity, kv_capacity
@@ -52,6 +59,10 @@ class Estimate:
     throughput: Throughput
     fits: bool
     warnings: tuple[Notice, ...]
+    running_batch: int
+    """Requests the engine runs at once: the batch, capped by max_num_seqs and the KV cache."""
+    closed_loop: ClosedLoop
+    """The same B as closed-loop clients at steady state (what a serving benchmark measures)."""
 
     @property
     def engine_starts(self) -> bool:
@@ -82,6 +93,22 @@ def latency_and_throughput(dep: Deployment, batch, input_len, output_len) -> tup
     return latency, throughput
 
 
+def arriving_together(dep: Deployment, batch, running, input_len, output_len) -> tuple[Latency, Throughput]:
+    """B requests arriving together of which R run at once (arrays broadcast): timings at R, the
+    last request waiting ceil(B / R) - 1 rounds of E2E(R) (:mod:`core.estimate.scope`)."""
+    latency, throughput = latency_and_throughput(dep, running, input_len, output_len)
+    batch = np.asarray(batch, dtype=float)
+    ttft = (rounds(batch, running) - 1) * latency.e2e_s + latency.ttft_s
+    e2e = ttft + (np.asarray(output_len) - 1) * latency.tpot_s
+    latency = Latency(ttft_s=ttft, tpot_s=latency.tpot_s, e2e_s=e2e, prefill=latency.prefill, decode=latency.decode)
+    throughput = Throughput(
+        output_tokens_per_s=batch * output_len / e2e,
+        total_tokens_per_s=batch * (np.asarray(input_len) + output_len) / e2e,
+        decode_tokens_per_s=throughput.decode_tokens_per_s,
+    )
+    return latency, throughput
+
+
 def estimate(dep: Deployment, workload: Workload, *, enforce_context: bool = True) -> Estimate:
     """Answer the whole question for one deployment and workload (see module docstring).
 
@@ -94,7 +121,9 @@ def estimate(dep: Deployment, workload: Workload, *, enforce_context: bool = Tru
     in_use = batch_kv_bytes(dep, workload.batch, workload.request_len, workload.input_len)
     memory = gpu_memory(dep, kv_in_use=in_use)
     kv = kv_capacity(dep, memory.kv_space, workload.request_len, workload.input_len)
-    latency, throughput = latency_and_throughput(dep, workload.batch, workload.input_len, workload.output_len)
+    fit = kv.max_concurrency_at_request_len if memory.kv_budget > 0 else workload.batch
+    running = admitted_batch(workload.batch, fit, seqs)
+    latency, throughput = arriving_together(dep, workload.batch, running, workload.input_len, workload.output_len)
     latency = Latency(
         ttft_s=float(latency.ttft_s),
         tpot_s=float(latency.tpot_s),
@@ -118,5 +147,7 @@ def estimate(dep: Deployment, workload: Workload, *, enforce_context: bool = Tru
         latency=latency,
         throughput=throughput,
         fits=fits,
-        warnings=estimate_warnings(dep, workload, memory, kv, seqs),
+        warnings=estimate_warnings(dep, workload, memory, kv, seqs, running),
+        running_batch=running,
+        closed_loop=closed_loop(dep, workload, running),
     )

@@ -1,7 +1,8 @@
 """Whole grids at once: batch sizes x prompt lengths as numpy arrays, for the tradeoff charts.
 
 Same formulas as :func:`core.estimate.result.estimate` (they broadcast), so a sweep point equals the
-single estimate for the same inputs; tests check that.
+single estimate for the same inputs (a batch beyond what the engine admits runs in rounds); tests
+check that.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.estimate.result import latency_and_throughput
+from core.estimate.result import arriving_together
+from core.estimate.scope import admitted_batch
 from core.memory.budget import gpu_memory
 from core.memory.capacity import max_requests
 from core.memory.request_kv import batch_kv_bytes, own_kv_bytes, shared_kv_bytes
@@ -46,10 +48,13 @@ def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
     batches = np.asarray(batches, dtype=float)
     input_lens = np.asarray(input_lens, dtype=float)
     grid_b, grid_i = batches[np.newaxis, :], input_lens[:, np.newaxis]
-    latency, throughput = latency_and_throughput(dep, grid_b, grid_i, output_len)
     own = own_kv_bytes(dep, input_lens + output_len, input_lens)
     shared = shared_kv_bytes(dep, input_lens)
     budget = gpu_memory(dep).kv_space
+    fit = max_requests(budget - shared, own)
+    _, seqs = dep.batch_limits
+    running = admitted_batch(grid_b, np.where(budget > 0, fit, grid_b.max())[:, np.newaxis], seqs)
+    latency, throughput = arriving_together(dep, grid_b, running, grid_i, output_len)
     return Sweep(
         batches=batches,
         input_lens=input_lens,
@@ -62,7 +67,7 @@ def sweep(dep: Deployment, batches, input_lens, output_len: int) -> Sweep:
         decode_bound=latency.decode.bound,
         kv_in_use=batch_kv_bytes(dep, grid_b, grid_i + output_len, grid_i),
         kv_budget=budget,
-        max_concurrency=max_requests(budget - shared, own),
+        max_concurrency=fit,
     )
 
 

@@ -14,12 +14,12 @@ from core.spec.support import matmul_peak, serving_dtype, weight_only
 from core.timing.phases import phase_time
 
 
-def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: KvCapacity, max_seqs: int):
+def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: KvCapacity, max_seqs: int, running):
     if memory.kv_budget <= 0:
         yield notice(
             "does_not_fit",
             needed=gib_text(memory.non_kv),
-            share=f"{dep.engine.gpu_memory_utilization:.0%}",
+            share=f"{dep.memory_fraction:.0%}",
             usable=gib_text(memory.capacity - memory.driver_reserved - memory.held_back),
             short=gib_text(-memory.kv_budget),
         )
@@ -42,6 +42,13 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
         )
     if workload.batch > max_seqs:
         yield notice("batch_exceeds_max_num_seqs", batch=workload.batch, max_num_seqs=max_seqs)
+    if running < workload.batch and memory.kv_budget > 0:
+        yield notice(
+            "batch_runs_in_rounds",
+            running=running,
+            batch=workload.batch,
+            rounds=-(-workload.batch // running),
+        )
     _, used = matmul_peak(dep.gpu, dep.weights)
     cast = serving_dtype(dep.gpu, dep.weights)
     if cast is not None:  # the checkpoint is served in float16: no bf16 units is what that says
@@ -80,7 +87,10 @@ def _lever_warnings(dep: Deployment, workload: Workload, memory: GpuMemory):
         yield from lever.notices(dep, workload, memory, phase_time)
 
 
-def estimate_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: KvCapacity, max_seqs: int):
+def estimate_warnings(
+    dep: Deployment, workload: Workload, memory: GpuMemory, kv: KvCapacity, max_seqs: int, running: int
+):
     """Everything a reader of the estimate should be told, as notices: what does not fit, what the
-    engine would refuse, and the costs of the levers that are on."""
-    return tuple(_basic_warnings(dep, workload, memory, kv, max_seqs)) + tuple(_lever_warnings(dep, workload, memory))
+    engine would refuse, the batch it runs, and the costs of the levers that are on."""
+    basic = tuple(_basic_warnings(dep, workload, memory, kv, max_seqs, running))
+    return basic + tuple(_lever_warnings(dep, workload, memory))

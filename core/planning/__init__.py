@@ -1,4 +1,4 @@
-"""Planning a deployment for a load: the requirement, the steady state it runs at, the checks and
+"""Planning a deployment for a load: the requirement, the checks at its steady state and
 the verdict, fixes, solvers (largest load, longest prompt, fewest GPUs, cheapest GPUs), money,
 presets, the ``vllm serve`` command and reports."""
 
@@ -11,6 +11,5 @@ __all__ = [
     "report_formats",  # Markdown, HTML and CSV reports
     "requirement",  # Requirement
     "solve",  # max_users, max_prompt_len, min_gpus, gpu_options
-    "steady_state",  # SteadyState, steady_state
     "vllm_command",  # serve_command
 ]

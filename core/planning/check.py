@@ -1,7 +1,7 @@
 """Requirement check: can this deployment serve this load within these SLOs, and what binds?
 
 Users become requests in flight by Little's law at a consistent operating point of the engine's
-steady state (:mod:`core.planning.steady_state`):
+steady state (:mod:`core.timing.steady_state`):
 
     users: B = U x E2E(B) / (E2E(B) + think time)     rate: B = lambda x E2E(B)
 
@@ -21,9 +21,9 @@ import numpy as np
 from core.estimate.result import Estimate, estimate
 from core.memory.request_kv import own_kv_bytes, shared_kv_bytes
 from core.planning.requirement import Requirement
-from core.planning.steady_state import SteadyState, steady_state
 from core.spec.deployment import Deployment, Workload
 from core.timing.phases import prefill_time
+from core.timing.steady_state import SteadyState, steady_state
 
 MARGINAL_RATIO = 0.85
 """A check using more than this share of its limit is marginal: little room for bursts or error."""

@@ -5,7 +5,7 @@
   Past it the queue grows and TTFT avalanches instead of degrading gently.
 - max rate under SLOs: the highest rate whose P99 TTFT and P99 TPOT meet their limits.
 - static prediction: requests/s at the memory-set concurrency ceiling from the planner's steady
-  state (core.planning.steady_state.steady_state), what formulas alone predict.
+  state (core.timing.steady_state.steady_state), what formulas alone predict.
 - naive prediction (the chapters' pitfall): 1 / (single-request TPOT x answer length), capacity
   read off one request's streaming speed.
 """
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.estimate.result import estimate
-from core.planning.steady_state import steady_state
 from core.serving.sim_result import SimResult
 from core.serving.simulate import simulate
 from core.serving.traffic import Lengths, Traffic
 from core.spec.deployment import Deployment, Workload
+from core.timing.steady_state import steady_state
 
 QUEUE_GROWTH = 2.0
 """Late over early median TTFT above which the queue is growing: the replica is not keeping up."""

@@ -21,7 +21,7 @@ from core.timing.comm import comm_seconds
 from core.timing.host_link import host_read_seconds
 from core.timing.phases import decode_time_ratio
 from core.timing.roofline import work_time
-from core.timing.work import attended_pairs, attention_flops, linear_flops, weight_bytes_read
+from core.timing.work import attended_pairs, attention_flops, expert_bytes_read, linear_flops, weight_bytes_read
 
 
 class Blocks:
@@ -87,6 +87,7 @@ class StepModel:
         self.s_per_kv_token = self.s_per_kv_byte * self.kv_per_token
         self.overhead = float(work_time(own, **unit).overhead_s)
         self.s_per_scheduled = float(work_time(own, **{**unit, "sequence_steps": 1.0}).overhead_s) - self.overhead
+        self.s_frontend = float(work_time(own, **{**unit, "sequence_steps": 1.0}).frontend_s)
 
     def _lever_terms(self, tokens: float, sequences: int) -> tuple[float, float, float]:
         """(FLOPs, weight bytes, host-read seconds) the levers add to one step of this size."""
@@ -99,10 +100,12 @@ class StepModel:
         return flops, weight_bytes, float(host_read_seconds(self.dep.gpu, self.dep.efficiency, host_bytes))
 
     def _token_terms(self, tokens: float) -> tuple[float, float]:
-        """(weight bytes read, all-reduce seconds) for a step of ``tokens`` tokens."""
+        """(weight bytes read, all-reduce seconds) for a step of ``tokens`` tokens; the weight bytes
+        are time-equivalent: routed experts count 1 / expert efficiency times."""
         if tokens not in self._by_tokens:
+            expert = float(expert_bytes_read(self.dep, tokens))
             self._by_tokens[tokens] = (
-                float(weight_bytes_read(self.dep, tokens)),
+                float(weight_bytes_read(self.dep, tokens)) + expert * (1 / self.dep.efficiency.expert - 1),
                 float(comm_seconds(self.dep, tokens, 1.0)),
             )
         return self._by_tokens[tokens]
@@ -127,7 +130,8 @@ class StepModel:
         """One step in which sequence i adds new[i] tokens to cached[i] cached ones [s].
 
         Plain floats on work_time's unit responses: max(compute, memory) + all-reduce + overhead,
-        as PhaseTime.seconds composes them (tests check both paths agree).
+        bounded below by the front end's work, as PhaseTime.seconds composes them (tests check both
+        paths agree).
         """
         if not self.exact:
             return step_seconds(self.dep, new, cached)
@@ -139,7 +143,8 @@ class StepModel:
         compute = linear * self.s_per_flop + pairs * self.s_per_pair
         memory = (weights + lever_bytes) * self.s_per_weight_byte + float((cached + new).sum()) * self.s_per_kv_token
         memory += len(new) * self.state_traffic * self.s_per_kv_byte
-        return max(compute, memory) + comm + self.overhead + host_s + len(new) * self.s_per_scheduled
+        gpu = max(compute, memory) + comm + self.overhead + host_s + len(new) * self.s_per_scheduled
+        return max(gpu, len(new) * self.s_frontend)
 
 
 def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
@@ -151,6 +156,7 @@ def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
         linear=linear_flops(dep.model, len(new), tokens / len(new)),
         attention=float(attention_flops(dep.model, 1, new, cached).sum()),
         weights=weight_bytes_read(dep, tokens),
+        expert_weights=expert_bytes_read(dep, tokens),
         kv_per_gpu=float(np.sum(kv)) + len(new) * state_traffic_bytes(dep.model, dep.parallel.tp),
         tokens=tokens,
         steps=1.0,

@@ -1,10 +1,12 @@
 """Time of engine work: FLOPs and bytes of a phase, the roofline with its named terms (compute,
-memory, communication, overheads, host reads, side models), prefill and decode."""
+memory, communication, overheads, host reads, side models), prefill and decode, and the
+continuous-batching operating point with B requests in flight."""
 
 __all__ = [
     "comm",  # all-reduce and pipeline sends
     "host_link",  # reads over PCIe from host memory
     "phases",  # phase_time, prefill_time, decode_step_time
-    "roofline",  # PhaseTime, work_time
+    "roofline",  # PhaseTime, work_time, step_fixed_seconds
+    "steady_state",  # SteadyState, steady_state
     "work",  # FLOPs, attended pairs, weight bytes a step reads
 ]

@@ -26,7 +26,7 @@ from core.memory.state import state_traffic_bytes
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.timing.roofline import PhaseTime, work_time
-from core.timing.work import attention_flops, linear_flops, weight_bytes_read
+from core.timing.work import attention_flops, expert_bytes_read, linear_flops, weight_bytes_read
 
 
 def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseTime:
@@ -46,6 +46,7 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
         linear=linear_flops(dep.model, sequences, new_tokens),
         attention=attention_flops(dep.model, sequences, new_tokens, context),
         weights=steps * weight_bytes_read(dep, tokens / steps),
+        expert_weights=steps * expert_bytes_read(dep, tokens / steps),
         kv_per_gpu=kv,
         tokens=tokens,
         steps=steps,

@@ -1,8 +1,14 @@
 """The roofline of engine work on one replica, and the time of a phase split into its terms.
 
-    time = max(FLOPs / (peak x compute eff.), bytes / (bandwidth x bandwidth eff.))
-           + all-reduce time + steps x fixed step overhead + (sequence, step) pairs x host overhead
-           + host-link reads + time of models run beside the target (side_s)
+    GPU time = max(FLOPs / (peak x compute eff.),
+                   (bytes + routed-expert bytes x (1 / expert eff. - 1)) / (bandwidth x bandwidth eff.))
+               + all-reduce time + steps x (step overhead + layers x layer overhead)
+               + (sequence, step) pairs x host overhead per sequence
+               + host-link reads + time of models run beside the target (side_s)
+    time     = max(GPU time, (sequence, step) pairs x front-end work per token)
+
+The front end (API server: detokenizing, streaming) runs in its own process beside the engine,
+so it bounds a step rather than adding to it.
 
 Work is per GPU: tensor parallel divides FLOPs and weight bytes by tp (KV bytes per GPU follow
 the head split). Levers add their own work (FLOPs, bytes, host reads) through
@@ -41,10 +47,17 @@ class PhaseTime:
     """Reading data held in host memory over the host link (offloaded weights, spilled KV) [s]."""
     side_s: object = 0.0
     """Models run beside the target in the same steps (a speculative proposer) [s]."""
+    frontend_s: object = 0.0
+    """The API server's work on the tokens the phase streams, in its own process [s]."""
+
+    @property
+    def gpu_seconds(self):
+        """The engine's time: roofline, all-reduces, step and host overheads, host reads, side models."""
+        return np.maximum(self.compute_s, self.memory_s) + self.comm_s + self.overhead_s + self.host_s + self.side_s
 
     @property
     def seconds(self):
-        return np.maximum(self.compute_s, self.memory_s) + self.comm_s + self.overhead_s + self.host_s + self.side_s
+        return np.maximum(self.gpu_seconds, self.frontend_s)
 
     def per(self, count) -> PhaseTime:
         """Every part divided by ``count`` (e.g. per emitted token of a speculative step)."""
@@ -69,12 +82,14 @@ def work_time(
     sequence_steps=0.0,
     comm_s=None,
     host_bytes=0.0,
+    expert_weights=0.0,
 ) -> PhaseTime:
     """The roofline of given work on one replica: FLOPs and weight bytes of the whole replica (split
     over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps.
     ``sequence_steps`` counts (sequence, step) pairs for the per-sequence host overhead; ``comm_s``
     may pass :func:`comm_seconds` of the same tokens and steps when it is already known;
-    ``host_bytes`` are bytes per GPU read from host memory. The levers that are on add their work."""
+    ``host_bytes`` are bytes per GPU read from host memory; ``expert_weights`` is the routed-expert
+    part of ``weights``, read at the expert efficiency. The levers that are on add their work."""
     gpu, eff, tp = dep.gpu, dep.efficiency, dep.parallel.tp
     matmul_peak, _ = matmul_peak_for(gpu, dep.weights)
     attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
@@ -90,13 +105,22 @@ def work_time(
     linear = np.asarray(linear, dtype=float) / tp
     attention = np.asarray(attention, dtype=float) / tp
     moved = np.asarray(weights, dtype=float) / tp + kv_per_gpu
+    slow = np.asarray(expert_weights, dtype=float) / tp * (1 / eff.expert - 1)  # expert bytes' extra time
     return PhaseTime(
         compute_s=(linear / matmul_peak + attention / attention_peak) / eff.compute,
-        memory_s=moved / (gpu.memory_bandwidth * eff.bandwidth),
+        memory_s=(moved + slow) / (gpu.memory_bandwidth * eff.bandwidth),
         comm_s=comm_seconds(dep, tokens, steps) if comm_s is None else comm_s,
-        overhead_s=np.asarray(steps, dtype=float) * eff.step_overhead_s
+        overhead_s=np.asarray(steps, dtype=float) * step_fixed_seconds(dep)
         + np.asarray(sequence_steps, dtype=float) * eff.per_sequence_overhead_s,
         flops=linear + attention,
         bytes_moved=moved,
         host_s=host_read_seconds(gpu, eff, host),
+        frontend_s=np.asarray(sequence_steps, dtype=float) * eff.frontend_per_token_s,
     )
+
+
+def step_fixed_seconds(dep: Deployment) -> float:
+    """Fixed cost of one engine step [s] = step overhead + layers x layer overhead (every layer's
+    kernels are launched in every step, whatever the pipeline split)."""
+    eff = dep.efficiency
+    return eff.step_overhead_s + dep.model.num_layers * eff.layer_overhead_s

@@ -88,3 +88,12 @@ def weight_bytes_read(dep: Deployment, tokens_per_step):
     head = w.lm_head or w.embedding
     dense_part = w.layers - w.routed_experts + head
     return dense_part + w.routed_experts * experts_touched_fraction(dep.model, tokens_per_step)
+
+
+def expert_bytes_read(dep: Deployment, tokens_per_step):
+    """Routed-expert weight bytes one step reads on the whole replica [bytes]: the part of
+    :func:`weight_bytes_read` the MoE kernels read (0 for dense models)."""
+    if dep.model.moe is None:
+        return np.zeros_like(np.asarray(tokens_per_step, dtype=float))
+    w = weight_bytes(dep.model, dep.weights)
+    return w.routed_experts * experts_touched_fraction(dep.model, tokens_per_step)

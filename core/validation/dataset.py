@@ -21,16 +21,15 @@ import numpy as np
 
 from core.estimate.result import estimate
 from core.serving.simulate import simulate
-from core.serving.traffic import Lengths, Traffic
+from core.serving.traffic import Traffic, dataset_lengths
 from core.spec import units
 from core.spec.catalog import DATA_DIR, Catalog, load_catalog
 from core.spec.deployment import Deployment, Workload
 from core.spec.engine import EngineConfig, Parallelism
 from core.spec.precision import kv_precision, weight_precision
+from core.spec.release import engine_id, parse_release
 
 VALIDATION_DIR = DATA_DIR / "validation"
-CUDA_GRAPHS_CHARGED_FROM = (0, 21)
-"""vLLM charges its CUDA-graph estimate to the KV budget from 0.21 on (docs/model.md)."""
 MAX_SIMULATED = 2000
 
 
@@ -81,33 +80,24 @@ def load_rows(directory: Path = VALIDATION_DIR) -> tuple[Row, ...]:
     return tuple(rows)
 
 
-def _version(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.lstrip("v").split(".")[:2]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
-
-
 def deployment_for(row: Row, catalog: Catalog, efficiency=None) -> Deployment:
     model = catalog.model(row.get("model"))
     weights = weight_precision(row.get("weight_dtype") or model.native_dtype)
-    version = row.get("engine_version")
-    graphs = EngineConfig().cuda_graph_bytes if version and _version(version) >= CUDA_GRAPHS_CHARGED_FROM else 0.0
+    release = parse_release(row.get("engine"), row.get("engine_version"))
 
     def whole(key: str) -> int | None:
         value = row.number(key)
         return int(value) if value else None
 
     engine = EngineConfig(
-        gpu_memory_utilization=row.number("gpu_memory_utilization") or 0.9,
+        gpu_memory_utilization=row.number("gpu_memory_utilization"),
         max_model_len=whole("max_model_len"),
         max_num_seqs=whole("max_num_seqs"),
         max_num_batched_tokens=whole("max_num_batched_tokens"),
-        cuda_graph_bytes=graphs,
+        release=release,
         **({"efficiency": efficiency} if efficiency is not None else {}),
     )
-    return Deployment(
+    dep = Deployment(
         model=model,
         gpu=catalog.gpu(row.get("gpu")),
         weights=weights,
@@ -115,6 +105,9 @@ def deployment_for(row: Row, catalog: Catalog, efficiency=None) -> Deployment:
         parallel=Parallelism(tp=whole("num_gpus") or 1),
         engine=engine,
     )
+    if row.get("front_end") == "offline":  # in-process (LLM.generate, trtllm-bench): no API server in the way
+        dep = dep.with_efficiency(frontend_per_token_s=0.0, request_overhead_s=0.0)
+    return dep
 
 
 def measured(row: Row) -> dict[str, float]:
@@ -131,22 +124,27 @@ def measured(row: Row) -> dict[str, float]:
     return values
 
 
-SERVING_ENGINES = ("vllm", "sglang", "tensorrt-llm")
-"""Continuous-batching servers the model describes; other engines' speeds are out of scope."""
-
-
 class NotPredictable(ValueError):
     """A row the tool cannot fairly predict (lengths not stated, engine out of scope)."""
 
 
 def predict(row: Row, catalog: Catalog, efficiency=None) -> dict[str, float]:
-    dep = deployment_for(row, catalog, efficiency)
     kind = row.get("kind")
-    if kind != "startup_log":
-        if row.get("engine") not in SERVING_ENGINES:
-            raise NotPredictable(f"engine {row.get('engine') or '?'} is not a continuous-batching server")
-        if not (row.number("input_len") and row.number("output_len")):
-            raise NotPredictable("request lengths are not stated")
+    if row.get("excluded"):
+        raise NotPredictable(f"excluded: {row.get('excluded')}")
+    try:
+        engine_id(row.get("engine"))
+    except ValueError:
+        raise NotPredictable(f"engine {row.get('engine') or '?'} is not a continuous-batching server") from None
+    if not row.get("engine_version"):
+        raise NotPredictable("the engine release is not stated (memory and host rules depend on it)")
+    try:
+        parse_release(row.get("engine"), row.get("engine_version"))
+    except ValueError as err:
+        raise NotPredictable(str(err)) from None
+    dep = deployment_for(row, catalog, efficiency)
+    if kind != "startup_log" and not (row.number("input_len") and row.number("output_len")):
+        raise NotPredictable("request lengths are not stated")
     prompt = int(row.number("input_len") or 1)
     answer = int(row.number("output_len") or 1)
     if kind == "startup_log":
@@ -171,7 +169,8 @@ def predict(row: Row, catalog: Catalog, efficiency=None) -> dict[str, float]:
         traffic = Traffic(mode="rate", rate_per_s=rate)
     else:  # closed loop, or everything sent at once (= as many clients as requests)
         traffic = Traffic(mode="concurrency", concurrency=int(concurrency or count))
-    sim = simulate(dep, traffic, count, Lengths(mean=prompt), Lengths(mean=answer))
+    prompts, answers = dataset_lengths(row.get("lengths"), prompt, answer)
+    sim = simulate(dep, traffic, count, prompts, answers)
     return {
         "ttft_ms": float(np.median(sim.ttft)) / units.MS,
         "tpot_ms": float(np.median(sim.tpot)) / units.MS,
