@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from core.estimate.result import estimate
@@ -239,3 +241,45 @@ def test_sharegpt_lengths_have_its_spread_around_the_stated_means():
     assert dataset_lengths("", 100, 10)[0].distribution == "fixed"
     with pytest.raises(ValueError, match="fixed or sharegpt"):
         dataset_lengths("alpaca", 100, 10)
+
+
+@pytest.mark.parametrize("engine", ["sglang", "trtllm"])
+def test_a_model_too_big_for_sglang_or_trtllm_says_by_how_much(catalog, engine):
+    # Llama-3.1-70B in BF16 on one H100: the shortfall is the weights beyond what the engine gives them
+    d = dep(catalog, model="llama-3.1-70b", engine=engine)
+    e = estimate(d, Workload(input_len=1024, output_len=256))
+    m = e.memory
+    assert not e.fits and m.held_back >= 0
+    available = m.capacity - m.driver_reserved - m.held_back
+    short = next(w for w in e.warnings if w.code == "does_not_fit").params
+    assert dict(short)["short"] == f"{(m.non_kv - available) / units.GiB:.2f} GiB"
+    if engine == "sglang":  # weights must fit fraction x (usable - context)
+        assert m.non_kv - available == pytest.approx(m.weights - d.memory_fraction * (m.usable - 0.9 * units.GiB))
+
+
+def test_only_vllm_refuses_to_start_when_one_max_model_len_request_does_not_fit(catalog):
+    work = Workload(input_len=1024, output_len=256)
+    for engine, refuses in (("vllm", True), ("sglang", False)):
+        e = estimate(dep(catalog, gpu="a10", engine=engine), work)  # 131,072-token context, 3-4 GiB of KV
+        assert (not e.engine_starts) is refuses
+        assert any(w.code == "vllm_refuses_start" for w in e.warnings) is refuses
+
+
+def test_gpus_without_a_fast_link_get_the_pcie_non_torch_figure():
+    config = EngineConfig()
+    for link in ("pcie", "none", "ethernet", ""):
+        assert config.non_torch(Parallelism(tp=2), link) == pytest.approx(0.2 * units.GiB)
+    assert config.non_torch(Parallelism(tp=2), "infinity-fabric") == pytest.approx(2.1 * units.GiB)
+
+
+def test_a_draft_model_costs_its_gpu_time_not_the_api_servers_floor(catalog):
+    from core.levers.settings import Levers, Speculative
+    from core.timing.phases import decode_step_time
+
+    base = dep(catalog).with_efficiency(frontend_per_token_s=60 * units.US)
+    draft = catalog.model("llama-3.2-1b")
+    spec = dataclasses.replace(base, levers=Levers(speculative=Speculative(method="draft", draft=draft, k=4)))
+    step = decode_step_time(spec, 256, 1000)
+    # the API server streams E tokens per sequence per step: its floor per emitted token stays 256 x 60 us
+    assert step.frontend_s == pytest.approx(256 * 60 * units.US)
+    assert step.side_s < step.frontend_s  # four 1B-model passes at batch 256 cost less than that floor

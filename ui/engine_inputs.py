@@ -69,13 +69,19 @@ def _slider(label: str, key: str, low: float, high: float, default: float, step:
     return st.slider(label, low, high, step=step, key=key, bind="query-params", help=help, **initial)
 
 
+def reset_engine_fraction() -> None:
+    """On a change SGLang's default memory fraction follows (tensor parallel size, the model's MLA):
+    the default replaces the old one."""
+    if st.session_state.get("engine") == "sglang":
+        st.session_state.pop("util", None)
+
+
 def reset_for_gpu() -> None:
     """On a GPU change: its memory class's default efficiencies replace the previous GPU's (and
     SGLang's default memory fraction, which follows the GPU's size)."""
     for key in EFFICIENCY_KEYS:
         st.session_state.pop(key, None)
-    if st.session_state.get("engine") == "sglang":
-        st.session_state.pop("util", None)
+    reset_engine_fraction()
 
 
 def _reset_for_engine() -> None:

@@ -20,7 +20,7 @@ from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precisi
 from core.spec.support import kv_for
 from core.validation.calibrate import Calibration
 from ui.custom import custom_gpu_form, import_model_form
-from ui.engine_inputs import AUTO, LENGTHS, engine_inputs, reset_for_gpu
+from ui.engine_inputs import AUTO, LENGTHS, engine_inputs, reset_engine_fraction, reset_for_gpu
 from ui.i18n import LANGUAGE_NAMES, t
 from ui.levers import LeverInputs, active_lever_params, lever_inputs
 from ui.model_search import clear_search, model_search_box, searched_model
@@ -66,7 +66,7 @@ def render_sidebar(catalog: Catalog) -> None:
             key="model",
             format_func=lambda i: models[i].name,
             bind="query-params",
-            on_change=clear_search,
+            on_change=_model_changed,
             args=(models,),
             help=t("sidebar.model_help"),
         )
@@ -84,7 +84,14 @@ def render_sidebar(catalog: Catalog) -> None:
         )
         with st.expander(t("custom.gpu_title")):
             custom_gpu_form("sidebar")
-        tp = st.selectbox(t("sidebar.tp"), GPU_COUNTS, key="tp", bind="query-params", help=t("sidebar.tp_help"))
+        tp = st.selectbox(
+            t("sidebar.tp"),
+            GPU_COUNTS,
+            key="tp",
+            bind="query-params",
+            on_change=reset_engine_fraction,
+            help=t("sidebar.tp_help"),
+        )
         if tensor_split_error(model, tp) is not None:
             st.warning(t("sidebar.tp_invalid", tp=tp, heads=model.num_heads, kv_heads=model.num_kv_heads))
         weight_name = st.selectbox(
@@ -152,6 +159,11 @@ def _store_scenario(
         st.session_state["scenario"] = Scenario(deployment=deployment, workload=workload)
     except ValueError as err:
         st.session_state["scenario_error"] = str(err)
+
+
+def _model_changed(models) -> None:
+    clear_search(models)
+    reset_engine_fraction()  # SGLang's default fraction depends on MLA
 
 
 def require_scenario() -> Scenario:

@@ -45,7 +45,8 @@ def _variants(dep: Deployment, work: Workload, current: Estimate) -> Iterator[tu
     fit = current.kv.max_concurrency_at_request_len
     if 0 < fit < work.batch:
         yield notice("suggest_batch", batch=fit), lambda: (dep, dataclasses.replace(work, batch=fit))
-    if dep.memory_fraction < HIGH_UTILIZATION:
+    if dep.engine.release.engine == "vllm" and dep.memory_fraction < HIGH_UTILIZATION:
+        # SGLang and TensorRT-LLM keep activations and CUDA graphs in what their fraction leaves free
         yield (
             notice("suggest_utilization", value=f"{HIGH_UTILIZATION:.2f}"),
             lambda: (dep.with_engine(gpu_memory_utilization=HIGH_UTILIZATION), work),

@@ -66,7 +66,10 @@ class Estimate:
 
     @property
     def engine_starts(self) -> bool:
-        """vLLM refuses to start unless one max_model_len request fits the KV budget."""
+        """vLLM refuses to start unless one max_model_len request fits the KV budget; SGLang and
+        TensorRT-LLM start and cap the request length at the pool instead."""
+        if self.deployment.engine.release.engine != "vllm":
+            return self.memory.kv_budget > 0
         return self.kv.max_concurrency_at_max_model_len >= 1
 
     @property

@@ -21,7 +21,7 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
             needed=gib_text(memory.non_kv),
             share=f"{dep.memory_fraction:.0%}",
             usable=gib_text(memory.capacity - memory.driver_reserved - memory.held_back),
-            short=gib_text(-memory.kv_budget),
+            short=gib_text(memory.non_kv - (memory.capacity - memory.driver_reserved - memory.held_back)),
         )
     elif memory.kv_in_use > memory.kv_space:
         yield notice(
@@ -32,7 +32,7 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
             fit=kv.max_concurrency_at_request_len,
             tokens=workload.request_len,
         )
-    if memory.kv_budget > 0 and kv.max_concurrency_at_max_model_len < 1:
+    if dep.engine.release.engine == "vllm" and memory.kv_budget > 0 and kv.max_concurrency_at_max_model_len < 1:
         yield notice(
             "vllm_refuses_start",
             max_model_len=dep.max_model_len,

@@ -179,11 +179,17 @@ class SpeculativeLever(Lever):
         draft_s = 0.0
         if proposer is not None:  # inside the engine step: scheduling and sampling overheads are the verify's, once
             draft = phase(proposer, sequences, 1, context, 1)
-            draft_s = spec.k * (draft.seconds - draft.overhead_s)
+            draft_s = spec.k * (draft.gpu_seconds - draft.overhead_s)  # the API server streams the target's tokens only
         emitted = expected_tokens_per_step(spec.acceptance, spec.k)
         # host work per sequence (sampling, detokenizing, output) grows with the tokens it emits
         host_per_token = (emitted - 1) * np.asarray(sequences, dtype=float) * dep.efficiency.per_sequence_overhead_s
-        step = dataclasses.replace(verify, side_s=draft_s, overhead_s=verify.overhead_s + host_per_token)
+        # the API server streams all E tokens a sequence emits per step: its floor is per step, not per token
+        step = dataclasses.replace(
+            verify,
+            side_s=draft_s,
+            overhead_s=verify.overhead_s + host_per_token,
+            frontend_s=np.asarray(verify.frontend_s) * emitted,
+        )
         return step.per(emitted)
 
     def notices(self, dep: Deployment, workload, memory, phase):

@@ -175,15 +175,16 @@ class EngineConfig:
 
     Defaults follow the engine of ``release`` (None below means "that default", read in
     :mod:`core.spec.engine_defaults`): for current vLLM gpu_memory_utilization 0.92, block_size 16,
-    and max_num_batched_tokens / max_num_seqs of 8192 / 1024 on GPUs with >= 70 GiB other than the
-    A100, else 2048 / 256; SGLang's and TensorRT-LLM's own. Memory overheads, from vLLM start-up logs (docs/model.md):
+    and max_num_batched_tokens / max_num_seqs of 16384 / 1024 on GPUs with >= 160 GiB, 8192 / 1024
+    with >= 70 GiB other than the A100, else 2048 / 256; SGLang's and TensorRT-LLM's own.
+    Memory overheads, from vLLM start-up logs (docs/model.md):
     - driver_reserved_bytes 470 MiB: nvidia-smi's total minus what CUDA reports as total
       (H100: 81559 MiB vs 79.19 GiB); vLLM multiplies the CUDA total by the utilization.
     - non_torch_bytes 0.25 GiB on one GPU; non_torch_bytes_tp per GPU with tp > 1 (NCCL and
       all-reduce buffers), None: 2.1 GiB on GPUs joined by NVLink or Infinity Fabric (vLLM 0.19
       logs; 2.10 GiB at tp 8 on NVSwitch A100s in 0.7.1), 0.2 GiB on PCIe-only GPUs (0.20 GiB per
       worker on 24 GB PCIe cards, vllm-project/vllm#14447) (:meth:`non_torch`).
-    - cuda_graph_bytes 0.9 GiB: the CUDA-graph estimate vLLM >= 0.21 subtracts from the budget
+    - cuda_graph_bytes 0.9 GiB: the CUDA-graph estimate vLLM >= 0.20 subtracts from the budget
       (0.84 GiB for Llama-3.1-8B on an H100); older releases capture graphs outside it
       (:attr:`graph_charge_bytes`).
     - release: the engine and its release the rules are for (the current vLLM by default).
@@ -230,7 +231,7 @@ class EngineConfig:
             return self.non_torch_bytes
         if self.non_torch_bytes_tp is not None:
             return self.non_torch_bytes_tp
-        return NON_TORCH_TP_BYTES["pcie" if interconnect in ("pcie", "ethernet", "") else "fast"]
+        return NON_TORCH_TP_BYTES["fast" if interconnect in ("nvlink", "infinity-fabric") else "pcie"]
 
     @property
     def graph_charge_bytes(self) -> float:

@@ -68,7 +68,7 @@ class Release:
         return HOST_COST_PER_SEQUENCE_S["v1"]
 
 
-VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?")
+VERSION = re.compile(r"^[~v\s]*(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def engine_id(text: str) -> str:

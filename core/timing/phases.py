@@ -95,7 +95,7 @@ def prefill_time(dep: Deployment, sequences, input_len) -> PhaseTime:
     sides = side_deployments(dep)
     if not sides:
         return phase
-    side_s = sum(phase_time(side, sequences, new, cached, steps).seconds for side in sides)
+    side_s = sum(phase_time(side, sequences, new, cached, steps).gpu_seconds for side in sides)
     return dataclasses.replace(phase, side_s=side_s)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from core.spec.catalog import load_catalog
 from core.spec.engine import CLASS_EFFICIENCY, class_efficiency
-from core.spec.release import parse_release
+from core.spec.release import engine_id, parse_release
 from core.validation.dataset import SPEED_METRICS, Comparison, Row, compare_all, load_rows
 
 FITTED: dict[str, tuple[float, ...]] = {
@@ -50,7 +50,10 @@ def _relevant(field: str, row: Row) -> bool:
     if field == "frontend_per_token_s":
         return row.get("front_end") != "offline"
     if field == "v0_per_sequence_s":
-        return row.get("engine") == "vllm" and not parse_release("vllm", row.get("engine_version")).vllm_v1
+        return (
+            not parse_release(row.get("engine"), row.get("engine_version")).vllm_v1
+            and engine_id(row.get("engine")) == "vllm"
+        )
     return True
 
 
