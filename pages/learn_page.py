@@ -7,6 +7,7 @@ import dataclasses
 import streamlit as st
 
 from core.estimate.result import estimate
+from core.memory.accounting import SGLANG_CONTEXT_BYTES
 from core.memory.kv import attention_layers_per_gpu, kv_heads_per_gpu, mha_equivalent_kv_bytes_per_token
 from core.spec import units
 from core.spec.catalog import load_catalog
@@ -73,21 +74,31 @@ levers_gib = mem.lever_gpu / units.GiB
 lever_term = rf" - {levers_gib:.2f}" if levers_gib else ""
 shared = kv.shared_prefix_bytes / units.GiB
 space_extra = rf" + {mem.host_kv / units.GiB:.2f}" if mem.host_kv else ""
+gib_u, gib_w, gib_a, gib_o = (x / units.GiB for x in (usable, mem.weights, mem.activations, mem.overhead))
+f, gib_c = dep.memory_fraction, SGLANG_CONTEXT_BYTES / units.GiB
+budget_symbols, budget_values = {  # each engine's KV budget (core/memory/accounting.py)
+    "vllm": (r"M \cdot u - W - A - O", rf"{gib_u:.2f} \times {f:.2f} - {gib_w:.2f} - {gib_a:.2f} - {gib_o:.2f}"),
+    "sglang": (r"u \cdot (M - C) - W", rf"{f:.3f} \times ({gib_u:.2f} - {gib_c:.2f}) - {gib_w:.2f}"),
+    "trtllm": (
+        r"u \cdot (M - W - A - O)",
+        rf"{f:.2f} \times ({gib_u:.2f} - {gib_w:.2f} - {gib_a:.2f} - {gib_o:.2f})",
+    ),
+}[dep.engine.release.engine]
 st.latex(
-    r"N_{max} = \left\lfloor \frac{M \cdot u - W - A - O"
+    r"N_{max} = \left\lfloor \frac{"
+    + budget_symbols
     + (r" - X" if levers_gib else "")
     + (r" + K_{host}" if mem.host_kv else "")
     + (r" - \text{KV}(P)" if shared else "")
     + r"}{\text{KV/request}"
     + (r" - \text{KV}(P)" if shared else "")
     + r"} \right\rfloor"
-    rf" = \left\lfloor \frac{{{usable / units.GiB:.2f} \times {dep.memory_fraction:.2f}"
-    rf" - {mem.weights / units.GiB:.2f} - {mem.activations / units.GiB:.2f} - {mem.overhead / units.GiB:.2f}"
+    rf" = \left\lfloor \frac{{{budget_values}"
     rf"{lever_term}{space_extra}" + (rf" - {shared:.3f}" if shared else "") + "}"
     rf"{{{kv.bytes_per_request / units.GiB:.3f}" + (rf" - {shared:.3f}" if shared else "") + "}"
     rf" \right\rfloor = {kv.max_concurrency_at_request_len:,}"
 )
-st.caption(t("learn.concurrency_caption"))
+st.caption(t("learn.concurrency_caption", release=dep.engine.release.name))
 if levers_gib or mem.host_kv or shared:
     st.caption(t("learn.concurrency_levers_caption"))
 

@@ -32,3 +32,15 @@ def test_a_release_too_old_is_refused_with_the_reason_and_inputs_kept():
     assert any("older than the oldest release" in shown(e) for e in at.error)
     assert at.sidebar.text_input(key="engine_version").value == "0.1.0"
     assert at.query_params["batch"] == ["8"] or at.query_params["batch"] == "8"
+
+
+def test_learn_shows_the_engines_own_budget_formula(deploy, catalog):
+    release = parse_release("sglang", "")
+    fraction = default_memory_fraction(release, catalog.gpu("a10").memory_bytes, 1)
+    expected = estimate(deploy(**DEFAULT, release=release, gpu_memory_utilization=fraction), DEFAULT_WORK)
+    at = open_app(engine="SGLang")
+    at.switch_page("pages/learn_page.py").run()
+    assert not at.exception
+    formula = next(x.value for x in at.latex if "N_{max}" in x.value)
+    assert r"u \cdot (M - C) - W" in formula
+    assert formula.rstrip("$\n ").endswith(f"= {expected.kv.max_concurrency_at_request_len:,}")

@@ -17,10 +17,11 @@ def validation_frame() -> pd.DataFrame:
     """One line per (row, metric): measured, predicted held out by source, in-sample, error, source."""
     records = []
     for row in load_report().get("rows", []):
-        held = row.get("held_out", row["predicted"])
+        held = row.get("held_out", {})
         for metric, value in row["measured"].items():
             if metric not in row["predicted"]:
                 continue
+            predicted = held.get(metric, row["predicted"][metric])
             records.append(
                 {
                     "id": row["id"],
@@ -30,8 +31,8 @@ def validation_frame() -> pd.DataFrame:
                     "model": row["model"],
                     "metric": metric,
                     "measured": value,
-                    "predicted": held[metric],
-                    "error": held[metric] / value - 1 if value else None,
+                    "predicted": predicted,
+                    "error": predicted / value - 1 if value else None,
                     "in_sample": row["predicted"][metric],
                     "source_group": row["source_group"],
                     "source_url": row["source_url"],
