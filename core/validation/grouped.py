@@ -9,8 +9,8 @@ fitted (they are the engines' own accounting), so their held-out prediction is t
 The fit: for each class, the grid point (:func:`grid_points`) with the lowest median absolute
 percentage error over the TTFT, TPOT and output-throughput rows of that class in the training
 groups (all classes' rows when the class has fewer than :data:`MIN_CLASS_ROWS`). Predictions at
-every grid point are computed once (:func:`grid_predictions`); each fold is then an argmin over
-that table, so the whole cross-validation costs one pass of the set per grid point.
+every grid point are computed once (:func:`grid_predictions`, each row only at the combinations of
+the constants that can change it); each fold is then an argmin over that table.
 """
 
 from __future__ import annotations
