@@ -283,3 +283,18 @@ def test_a_draft_model_costs_its_gpu_time_not_the_api_servers_floor(catalog):
     # the API server streams E tokens per sequence per step: its floor per emitted token stays 256 x 60 us
     assert step.frontend_s == pytest.approx(256 * 60 * units.US)
     assert step.side_s < step.frontend_s  # four 1B-model passes at batch 256 cost less than that floor
+
+
+def test_a_release_newer_than_the_rules_is_said_so(catalog):
+    work = Workload(input_len=512, output_len=128)
+    newer = estimate(dep(catalog, version="9.0.0"), work)
+    assert any(w.code == "release_newer_than_rules" for w in newer.warnings)
+    assert not any(w.code == "release_newer_than_rules" for w in estimate(dep(catalog), work).warnings)
+
+
+def test_the_attention_backend_is_named_for_vllm_only(cli):
+    import json
+
+    for engine, named in (("vllm", True), ("sglang", False)):
+        code, out, _ = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine", engine, "--json")
+        assert code == 0 and (json.loads(out)["engine"]["attention_backend"] is not None) is named

@@ -50,7 +50,8 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "max_num_batched_tokens": e.max_num_batched_tokens,
             "max_num_seqs": e.max_num_seqs,
             "block_size": d.engine.block_tokens,
-            "attention_backend": attention_backend(d.gpu, d.model, d.kv),
+            # vLLM's backend names; SGLang and TensorRT-LLM pick their own kernels (not modelled)
+            "attention_backend": attention_backend(d.gpu, d.model, d.kv) if d.engine.release.engine == "vllm" else None,
             "efficiency": {
                 "compute": d.efficiency.compute,
                 "bandwidth": d.efficiency.bandwidth,
