@@ -135,7 +135,7 @@ CLASS_EFFICIENCY: dict[str, Efficiency] = {
     # the grid point with the lowest median error over TTFT, TPOT and output throughput per class;
     # each source's own error is measured with constants fitted without it
     "hbm": Efficiency(
-        compute=0.5, bandwidth=0.6, frontend_per_token_s=60 * units.US, expert=0.6, v0_per_sequence_s=100 * units.US
+        compute=0.5, bandwidth=0.6, frontend_per_token_s=60 * units.US, expert=0.35, v0_per_sequence_s=100 * units.US
     ),
     "gddr": Efficiency(
         compute=0.7, bandwidth=0.7, frontend_per_token_s=0.0, expert=0.35, v0_per_sequence_s=20 * units.US
