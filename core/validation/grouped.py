@@ -38,8 +38,8 @@ FITTED: dict[str, tuple[float, ...]] = {
 """The efficiency fields fitted inside the folds and the values tried: fractions of datasheet
 peaks, the API server's work per streamed token [s], the MoE kernels' share of dense bandwidth,
 and vLLM V0's host work per scheduled sequence [s]. The request overhead stays at its sourced 20 ms:
-fitted too (20 or 45 ms) it made the held-out errors worse (TTFT 53.3 -> 56.2 %, tokens/s 24.9 ->
-26.0 %), fitting the documents rather than the mechanism."""
+fitted too (20 or 45 ms, on the 284 rows of an earlier pass) it made the held-out errors worse
+(TTFT 53.3 -> 56.2 %, tokens/s 24.9 -> 26.0 %), fitting the documents rather than the mechanism."""
 
 
 def _relevant(field: str, row: Row) -> bool:
