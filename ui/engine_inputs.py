@@ -45,16 +45,18 @@ BLOCK_SIZES = (8, 16, 32, 64, 128)
 DEFAULT_MAX_MODEL_LEN = 8192
 AUTO = "auto"
 
-EFFICIENCY_KEYS = (
-    "eff_compute",
-    "eff_bw",
-    "eff_expert",
-    "eff_overhead",
-    "eff_layer",
-    "eff_seq",
-    "eff_request",
-    "eff_frontend",
+EFFICIENCY_SLIDERS = (
+    # Efficiency field, URL key, label, low, high, step, unit (slider value x unit = the field's SI value)
+    ("compute", "eff_compute", "compute_eff", 0.05, 1.0, 0.01, 1.0),
+    ("bandwidth", "eff_bw", "bandwidth_eff", 0.05, 1.0, 0.01, 1.0),
+    ("expert", "eff_expert", "expert_eff", 0.05, 1.0, 0.01, 1.0),
+    ("step_overhead_s", "eff_overhead", "step_overhead", 0.0, 10.0, 0.1, units.MS),
+    ("request_overhead_s", "eff_request", "request_overhead", 0.0, 500.0, 1.0, units.MS),
+    ("layer_overhead_s", "eff_layer", "layer_overhead", 0.0, 200.0, 1.0, units.US),
+    ("per_sequence_overhead_s", "eff_seq", "per_sequence", 0.0, 500.0, 0.5, units.US),
+    ("frontend_per_token_s", "eff_frontend", "frontend", 0.0, 500.0, 5.0, units.US),
 )
+EFFICIENCY_KEYS = tuple(row[1] for row in EFFICIENCY_SLIDERS)
 """Inputs whose default follows the GPU class and the engine release: reset when either changes."""
 FRACTION_FLAGS = {
     "vllm": "gpu_memory_utilization",
@@ -152,60 +154,13 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
         "block_size", [AUTO, *BLOCK_SIZES], key="block", bind="query-params", help=t("engine.block_help")
     )
     defaults = default_efficiency(gpu.memory_type, release)
-    compute = _slider(
-        t("engine.compute_eff"), "eff_compute", 0.05, 1.0, defaults.compute, 0.01, t("engine.compute_eff_help")
-    )
-    bandwidth = _slider(
-        t("engine.bandwidth_eff"), "eff_bw", 0.05, 1.0, defaults.bandwidth, 0.01, t("engine.bandwidth_eff_help")
-    )
-    expert = _slider(
-        t("engine.expert_eff"), "eff_expert", 0.05, 1.0, defaults.expert, 0.01, t("engine.expert_eff_help")
-    )
-    overhead_ms = _slider(
-        t("engine.step_overhead"),
-        "eff_overhead",
-        0.0,
-        10.0,
-        defaults.step_overhead_s / units.MS,
-        0.1,
-        t("engine.step_overhead_help"),
-    )
-    request_ms = _slider(
-        t("engine.request_overhead"),
-        "eff_request",
-        0.0,
-        500.0,
-        defaults.request_overhead_s / units.MS,
-        1.0,
-        t("engine.request_overhead_help"),
-    )
-    layer_us = _slider(
-        t("engine.layer_overhead"),
-        "eff_layer",
-        0.0,
-        200.0,
-        defaults.layer_overhead_s / units.US,
-        1.0,
-        t("engine.layer_overhead_help"),
-    )
-    per_sequence_us = _slider(
-        t("engine.per_sequence"),
-        "eff_seq",
-        0.0,
-        500.0,
-        defaults.per_sequence_overhead_s / units.US,
-        0.5,
-        t("engine.per_sequence_help"),
-    )
-    frontend_us = _slider(
-        t("engine.frontend"),
-        "eff_frontend",
-        0.0,
-        500.0,
-        defaults.frontend_per_token_s / units.US,
-        5.0,
-        t("engine.frontend_help"),
-    )
+    chosen = {
+        field: unit
+        * _slider(
+            t(f"engine.{label}"), key, low, high, getattr(defaults, field) / unit, step, t(f"engine.{label}_help")
+        )
+        for field, key, label, low, high, step, unit in EFFICIENCY_SLIDERS
+    }
     url_inputs.number("overhead_fix", t("engine.overhead_fix"), 0.0, -64.0, 64.0, help=t("engine.overhead_fix_help"))
     try:
         return EngineConfig(
@@ -215,16 +170,7 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
             max_num_batched_tokens=None if batched == AUTO else batched,
             max_num_seqs=None if seqs == AUTO else seqs,
             block_size=None if block == AUTO else block,
-            efficiency=Efficiency(
-                compute=compute,
-                bandwidth=bandwidth,
-                expert=expert,
-                step_overhead_s=overhead_ms * units.MS,
-                layer_overhead_s=layer_us * units.US,
-                per_sequence_overhead_s=per_sequence_us * units.US,
-                request_overhead_s=request_ms * units.MS,
-                frontend_per_token_s=frontend_us * units.US,
-            ),
+            efficiency=Efficiency(**chosen),
         )
     except ValueError as err:
         return str(err)

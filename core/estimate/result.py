@@ -15,6 +15,7 @@ closed-loop clients.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,8 +62,12 @@ class Estimate:
     warnings: tuple[Notice, ...]
     running_batch: int
     """Requests the engine runs at once: the batch, capped by max_num_seqs and the KV cache."""
-    closed_loop: ClosedLoop
-    """The same B as closed-loop clients at steady state (what a serving benchmark measures)."""
+
+    @functools.cached_property
+    def closed_loop(self) -> ClosedLoop:
+        """The same B as closed-loop clients at steady state (what a serving benchmark measures);
+        computed when read, so the estimates that fixes and solvers run by the dozen do not pay for it."""
+        return closed_loop(self.deployment, self.workload, self.running_batch)
 
     @property
     def engine_starts(self) -> bool:
@@ -152,5 +157,4 @@ def estimate(dep: Deployment, workload: Workload, *, enforce_context: bool = Tru
         fits=fits,
         warnings=estimate_warnings(dep, workload, memory, kv, seqs, running),
         running_batch=running,
-        closed_loop=closed_loop(dep, workload, running),
     )

@@ -33,3 +33,15 @@ def engine_kv_budget(release: Release, usable, fraction, weights, activations, o
     if release.engine == "trtllm":
         return fraction * (usable - weights - activations - overhead)
     return usable * fraction - weights - activations - overhead
+
+
+def engine_held_back(release: Release, usable, fraction, static, transient):
+    """What the engine's fraction keeps out of its accounting [bytes], so that the parts add up to
+    the GPU: vLLM usable x (1 - utilization); SGLang what is left of its (1 - fraction) share after
+    the activation peak and overhead (``transient``), which live there; TensorRT-LLM (1 - fraction)
+    of what is free after weights (``static``), peak and overhead (none when nothing is)."""
+    if release.engine == "sglang":
+        return max(usable - fraction * (usable - SGLANG_CONTEXT_BYTES) - transient, 0.0)
+    if release.engine == "trtllm":
+        return max((1 - fraction) * (usable - static - transient), 0.0)
+    return usable * (1 - fraction)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from core.levers.base import MemoryPart
 from core.levers.registry import levers_on
-from core.memory.accounting import SGLANG_CONTEXT_BYTES, engine_kv_budget
+from core.memory.accounting import engine_held_back, engine_kv_budget
 from core.memory.activations import activation_peak_bytes
 from core.memory.overhead import overhead_bytes, usable_capacity_bytes
 from core.memory.weights import moe_padding_bytes_per_gpu, weight_bytes_per_gpu
@@ -130,23 +130,10 @@ def _gpu_memory(dep: Deployment) -> GpuMemory:
     return GpuMemory(
         capacity=dep.gpu.memory_bytes,
         driver_reserved=dep.engine.driver_reserved_bytes,
-        held_back=_held_back(dep, usable, static, peak + overhead),
+        held_back=engine_held_back(dep.engine.release, usable, dep.memory_fraction, static, peak + overhead),
         weights=weights,
         activations=activations,
         overhead=overhead,
         kv_budget=budget,
         parts=parts,
     )
-
-
-def _held_back(dep: Deployment, usable: float, static: float, transient: float) -> float:
-    """What the engine's fraction keeps out of its accounting [bytes], so that the parts add up to the GPU:
-    vLLM: usable x (1 - utilization). SGLang: the weights and the pool take fraction x (usable -
-    context); the activation peak and the overhead live in the rest, which is what is left of it.
-    TensorRT-LLM: (1 - fraction) of what is free after weights, peak and overhead (none when nothing is)."""
-    engine, fraction = dep.engine.release.engine, dep.memory_fraction
-    if engine == "sglang":
-        return max(usable - fraction * (usable - SGLANG_CONTEXT_BYTES) - transient, 0.0)
-    if engine == "trtllm":
-        return max((1 - fraction) * (usable - static - transient), 0.0)
-    return usable * (1 - fraction)

@@ -125,17 +125,17 @@ class HeldOut:
 
 def _error_table(rows, predictions, metrics):
     """abs error [point, k] and the row index of each (row, metric) pair k."""
-    pairs = [(i, m) for i, row in enumerate(rows) for m in metrics(row)]
+    pairs = [(i, m, measured) for i, row in enumerate(rows) for m, measured in metrics(row).items()]
     table = np.full((len(predictions), len(pairs)), np.nan)
     for p, predicted in enumerate(predictions):
-        for k, (i, m) in enumerate(pairs):
+        for k, (i, m, measured) in enumerate(pairs):
             value = predicted[i].get(m)
             if value is not None:
-                table[p, k] = abs(value / metrics(rows[i])[m] - 1)
-    return table, np.array([i for i, _ in pairs], dtype=int)
+                table[p, k] = abs(value / measured - 1)
+    return table, np.array([i for i, _, _ in pairs], dtype=int)
 
 
-def _best(table, mask, points):
+def _best(table, mask):
     if not mask.any():
         return None
     scores = np.nanmedian(table[:, mask], axis=1)
@@ -165,7 +165,7 @@ def leave_one_source_out(rows=None, workers: int | None = None) -> HeldOut:
             mask = train_mask & (classes == cls)
             if mask.sum() < MIN_CLASS_ROWS:
                 mask = train_mask
-            out[cls] = _best(table, mask, points)
+            out[cls] = _best(table, mask)
         return out
 
     everything = fit(np.ones(len(owner), dtype=bool))
