@@ -9,10 +9,10 @@ import pandas as pd
 import streamlit as st
 
 from core.planning.cost import cost
+from core.planning.launch import serve_command
 from core.planning.report import headroom_line, plan_to_dict, verdict_sentence
 from core.planning.report_formats import csv_report, html_report, markdown_report
 from core.planning.requirement import Requirement
-from core.planning.vllm_command import serve_command
 from core.spec import units
 from ui import fmt
 from ui.i18n import lang, notice_text, t

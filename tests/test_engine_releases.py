@@ -183,8 +183,8 @@ def test_cli_takes_engine_and_release(cli):
 
 def test_the_launch_command_is_the_engines(deploy):
     from core.planning.check import check
+    from core.planning.launch import serve_command
     from core.planning.requirement import Requirement
-    from core.planning.vllm_command import serve_command
 
     requirement = Requirement(users=4, prompt_len=1024, answer_len=256)
     for engine, start in (

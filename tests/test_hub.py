@@ -99,7 +99,7 @@ def test_the_cli_uses_the_fetched_config_and_serves_the_repo(hub, cli):
     assert code == 0, err
     data = json.loads(out)
     assert data["model_match"]["matched_by"] == "hub"
-    assert data["vllm"]["command"].startswith("vllm serve acme/Tiny-Llama-Instruct ")
+    assert data["launch"]["command"].startswith("vllm serve acme/Tiny-Llama-Instruct ")
 
 
 def test_only_repo_ids_go_to_the_hub(tmp_path):

@@ -94,7 +94,7 @@ def test_cli_estimate_states_the_match_and_serves_the_typed_repo(cli):
     assert data["weight_dtype"] == "fp8" and data["model"] == "qwen3-8b"
     assert data["model_match"]["summary"] == "Qwen/Qwen3-8B-FP8 -> Qwen3-8B architecture, fp8"
     code, out, _ = cli("check", "--model", "Qwen/Qwen3-8B-FP8", "--gpu", "l4", "--json")
-    command = json.loads(out)["vllm"]["command"]
+    command = json.loads(out)["launch"]["command"]
     assert command.startswith("vllm serve Qwen/Qwen3-8B-FP8 ")
     assert "--quantization" not in command  # the checkpoint is FP8 already
     code, out, _ = cli(

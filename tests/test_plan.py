@@ -10,12 +10,12 @@ import pytest
 from core.planning.check import check, in_flight_requests
 from core.planning.cost import cost
 from core.planning.fixes import family, fixes
+from core.planning.launch import serve_command
 from core.planning.presets import load_presets
 from core.planning.report import plan_to_dict, verdict_sentence
 from core.planning.report_formats import csv_report, html_report, markdown_report
 from core.planning.requirement import Requirement
 from core.planning.solve import max_prompt_len, max_users, min_gpus, passes
-from core.planning.vllm_command import serve_command
 from core.spec import units
 from core.timing.steady_state import steady_state
 
@@ -222,7 +222,7 @@ def test_check_cli_json(cli):
     assert {c["name"] for c in data["checks"]} >= {"weights", "kv_cache", "ttft", "tpot", "throughput"}
     assert all({"headroom_ratio", "status"} <= set(c) for c in data["checks"])
     assert data["fixes"] and all(f["verdict"] in ("feasible", "marginal") for f in data["fixes"])
-    assert data["vllm"]["command"].startswith("vllm serve meta-llama/Llama-3.1-8B")
+    assert data["launch"]["command"].startswith("vllm serve meta-llama/Llama-3.1-8B")
     # 50 chat users need more than one A10 (two replicas do it), and one A10 serves fewer than 50
     assert data["solvers"]["min_gpus"]["num_gpus"] == 2
     assert 0 < data["solvers"]["max_load"] < 50

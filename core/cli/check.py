@@ -13,11 +13,11 @@ from core.cli.args import UsageError, deployment_from_args
 from core.planning.check import check
 from core.planning.cost import cost
 from core.planning.fixes import fixes
+from core.planning.launch import serve_command
 from core.planning.presets import load_presets
 from core.planning.report import format_plan, plan_to_dict
 from core.planning.requirement import Requirement
 from core.planning.solve import gpu_options, max_prompt_len, max_users, min_gpus
-from core.planning.vllm_command import serve_command
 from core.spec import units
 from core.spec.catalog import load_catalog
 

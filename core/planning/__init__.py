@@ -6,10 +6,10 @@ __all__ = [
     "check",  # Check, Plan, check
     "cost",  # Cost, cost, cost_per_hour
     "fixes",  # Fix, fixes
+    "launch",  # serve_command
     "presets",  # load_presets
     "report",  # plan_to_dict, the verdict sentence, the text report
     "report_formats",  # Markdown, HTML and CSV reports
     "requirement",  # Requirement
     "solve",  # max_users, max_prompt_len, min_gpus, gpu_options
-    "vllm_command",  # serve_command
 ]

@@ -11,7 +11,7 @@ from core.messages import message
 from core.planning.check import Check, Plan
 from core.planning.cost import Cost
 from core.planning.fixes import Fix
-from core.planning.vllm_command import ServeCommand
+from core.planning.launch import ServeCommand
 from core.spec import units
 
 
@@ -106,7 +106,9 @@ def plan_to_dict(
             else None,
             "per_user_month_usd": None if cost.per_user_month is None else round(cost.per_user_month, 2),
         },
-        "vllm": {
+        "launch": {
+            "engine": plan.deployment.engine.release.engine,
+            "release": ".".join(str(v) for v in plan.deployment.engine.release.version),
             "command": command.command,
             "expected_log": list(command.expected_log),
             "needs_quantized_checkpoint": command.needs_quantized_checkpoint,
@@ -179,5 +181,5 @@ def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
                 else message("plan.none", lang),
             ),
         ]
-    lines += ["", data["vllm"]["command"]] + [f"  {line}" for line in data["vllm"]["expected_log"]]
+    lines += ["", data["launch"]["command"]] + [f"  {line}" for line in data["launch"]["expected_log"]]
     return "\n".join(lines)

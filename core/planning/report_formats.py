@@ -67,13 +67,13 @@ def markdown_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: st
         f"## {t('plan.command')}",
         "",
         "```bash",
-        data["vllm"]["command"],
+        data["launch"]["command"],
         "```",
         "",
         t("plan.expected_log"),
         "",
         "```",
-        *data["vllm"]["expected_log"],
+        *data["launch"]["expected_log"],
         "```",
         "",
     ]
@@ -106,7 +106,7 @@ def html_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
         for k, v in {**data["deployment"], **data["requirement"]}.items()
         if v is not None
     )
-    expected = html.escape("\n".join(data["vllm"]["expected_log"]))
+    expected = html.escape("\n".join(data["launch"]["expected_log"]))
     return (
         f"<!doctype html><html lang='{lang}'><meta charset='utf-8'><title>{t('plan.report_title')}</title>"
         "<body style='font-family:system-ui,sans-serif;max-width:900px;margin:2em auto'>"
@@ -115,7 +115,7 @@ def html_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
         f"<p>{t('plan.in_flight_line', in_flight=f'{plan.in_flight:,.1f}', worst=plan.worst_case_in_flight)}</p>"
         f"<h2>{t('plan.checks')}</h2><table>{''.join(rows)}</table><p><small>{t('plan.bar_legend')}</small></p>"
         f"<h2>{t('plan.fixes_title')}</h2><ul>{fix_items}</ul>"
-        f"<h2>{t('plan.command')}</h2><pre>{html.escape(data['vllm']['command'])}</pre>"
+        f"<h2>{t('plan.command')}</h2><pre>{html.escape(data['launch']['command'])}</pre>"
         f"<p>{t('plan.expected_log')}</p><pre>{expected}</pre></body></html>"
     )
 
