@@ -10,7 +10,7 @@ import streamlit as st
 
 from core.planning.cost import cost
 from core.planning.launch import serve_command
-from core.planning.report import headroom_line, plan_to_dict, verdict_sentence
+from core.planning.report import headroom_line, plan_to_dict, price_text, verdict_sentence
 from core.planning.report_formats import csv_report, html_report, markdown_report
 from core.planning.requirement import Requirement
 from core.spec import units
@@ -137,8 +137,9 @@ if plan.verdict != "feasible":
                     t("plan.status"): [
                         t(f"status.{'ok' if f.plan.verdict == 'feasible' else 'marginal'}") for f in bundle.fixes
                     ],
+                    t("plan.fix_group"): [t(f"plan.fix_group_{f.group}").rstrip(":：") for f in bundle.fixes],
                     "GPUs": [f.num_gpus for f in bundle.fixes],
-                    "USD/h": [f.cost_per_hour for f in bundle.fixes],
+                    "USD/h": [price_text(f.cost_per_hour, lang()) for f in bundle.fixes],
                     "": [headroom_line(f.plan.binding, lang()) for f in bundle.fixes],
                     "⚠": [notice_text(f.caveat) if f.caveat else "" for f in bundle.fixes],
                 }
@@ -146,8 +147,9 @@ if plan.verdict != "feasible":
             hide_index=True,
             width="stretch",
             key="plan_fixes",
-            column_config={"USD/h": st.column_config.NumberColumn(format="$%.2f")},
         )
+        if any(f.cost_per_hour is None for f in bundle.fixes):
+            st.caption(t("plan.price_missing_caption"))
     else:
         st.info(t("plan.no_fixes"))
 
@@ -170,7 +172,7 @@ if bundle.gpu_options:
                 "GPU": [o.gpu_name for o in bundle.gpu_options],
                 "GPUs": [o.sizing.num_gpus for o in bundle.gpu_options],
                 t("plan.layout"): [f"{o.sizing.replicas} × tp {o.sizing.tp}" for o in bundle.gpu_options],
-                "USD/h": [o.cost_per_hour for o in bundle.gpu_options],
+                "USD/h": [price_text(o.cost_per_hour, lang()) for o in bundle.gpu_options],
                 t("plan.status"): [
                     t(f"status.{'ok' if o.sizing.plan.verdict == 'feasible' else 'marginal'}")
                     for o in bundle.gpu_options
@@ -180,7 +182,6 @@ if bundle.gpu_options:
         hide_index=True,
         width="stretch",
         key="plan_gpus",
-        column_config={"USD/h": st.column_config.NumberColumn(format="$%.2f")},
     )
     st.caption(t("plan.cheapest_caption"))
 

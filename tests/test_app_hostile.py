@@ -130,4 +130,6 @@ def test_a_plan_longer_than_the_models_context_is_a_failed_check_not_a_traceback
     at = open_app(model="gemma-2-27b", gpu="NVIDIA H100 SXM5 80GB", plan_answer="9000", plan_answer_p95="9000")
     at.switch_page("pages/plan_page.py").run()
     assert not at.exception
-    assert at.error[0].value.startswith("Not feasible: Context")
+    # the context failure is named among the failing limits (the worst one, the KV cache, binds)
+    assert at.error[0].value.startswith("Not feasible:")
+    assert "Context (P95 request vs max_model_len)" in at.error[0].value

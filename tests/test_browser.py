@@ -235,7 +235,7 @@ def test_plan_form_gives_a_verdict(open_page):
 
     page = open_page("plan")
     verdict = page.get_by_test_id("stAlertContentError").first
-    expect(verdict).to_contain_text("Not feasible: KV cache binds", timeout=30_000)
+    expect(verdict).to_contain_text("Not feasible: TPOT binds", timeout=30_000)
     users = page.get_by_label("Concurrent users")
     users.fill("5")
     users.press("Enter")

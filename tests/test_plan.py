@@ -82,11 +82,45 @@ def test_each_fix_delivers_the_verdict_it_claims(deploy, catalog):
         again = check(fix.plan.deployment, fix.plan.requirement)
         assert again.verdict == fix.plan.verdict
         assert again.verdict in ("feasible", "marginal")
-    feasible = [f.cost_per_hour for f in found if f.cost_per_hour is not None and f.plan.verdict == "feasible"]
-    assert feasible == sorted(feasible)  # cheapest first, feasible fixes before marginal ones
-    verdicts = [f.plan.verdict for f in found]
-    assert verdicts == sorted(verdicts, key=lambda v: v != "feasible")
-    assert any(f.lever.code == "fix_int4_fp8" for f in found)
+    # the same model first; within it feasible before marginal, then the answers as asked before
+    # quantized or capped ones, then cheapest first
+    same = [f for f in found if f.group == "same_model"]
+    assert found[: len(same)] == same
+    rank = [(f.plan.verdict != "feasible", not f.keeps_quality) for f in same]
+    assert rank == sorted(rank)
+    for tier in set(rank):
+        costs = [f.cost_per_hour for f, r in zip(same, rank) if r == tier and f.cost_per_hour is not None]
+        assert costs == sorted(costs)
+    assert any(f.lever.code == "fix_int4_fp8" and not f.keeps_quality for f in found)
+    assert all(f.lever.code == "fix_model" for f in found[len(same) :])
+
+
+def test_the_worst_failing_limit_binds_and_the_others_are_named(deploy):
+    """50 chat users on one A10: TPOT (125 %), KV cache and throughput all fail; TPOT is the worst."""
+    plan = check(deploy(gpu="a10", max_model_len=2048), CHAT)
+    failed = [c for c in plan.checks if c.status == "failed"]
+    assert len(failed) >= 2
+    assert plan.binding == max(failed, key=lambda c: c.ratio)
+    assert [c.ratio for c in plan.failing] == sorted((c.ratio for c in failed), reverse=True)
+    sentence = verdict_sentence(plan)
+    assert sentence.startswith(f"Not feasible: TPOT binds at {plan.binding.ratio:.0%}")
+    assert all(f"KV cache ({c.ratio:.0%})" in sentence for c in failed if c.name == "kv_cache")
+
+
+def test_weights_that_do_not_load_bind_before_everything(deploy):
+    """70B bf16 on one A10: the weights fail (the KV check's limit is then 0, its ratio infinite)."""
+    plan = check(deploy(model="llama-3.1-70b", gpu="a10", max_model_len=2048), CHAT)
+    assert plan.binding.name == "weights"
+    assert any(c.name == "kv_cache" and c.ratio == float("inf") for c in plan.failing)
+
+
+def test_a_presales_case_names_tpot(deploy):
+    """Issue 16's case: Qwen2.5-72B INT4 on 2 x L40S, 100 users, 30 s think time, 1500/300 tokens,
+    TTFT 1 s, 20 tokens/s per user: TPOT is far over (about 4x), so it binds, not the KV cache."""
+    dep = deploy(model="qwen2.5-72b", gpu="l40s", tp=2, weights="int4", max_model_len=1800)
+    req = dataclasses.replace(CHAT, users=100, think_time_s=30, prompt_len=1500, answer_len=300, tpot_slo_s=0.05)
+    plan = check(dep, req)
+    assert plan.binding.name == "tpot" and plan.binding.ratio > 3
 
 
 def test_a_marginal_case_only_gets_fixes_that_make_it_feasible(deploy, catalog):
@@ -185,7 +219,7 @@ def test_reports_carry_the_verdict_and_escape_html(deploy, catalog):
     data = plan_to_dict(plan, found, serve_command(plan), cost(plan, 1.29))
     markdown = markdown_report(data, plan, found)
     assert verdict_sentence(plan) in markdown and "vllm serve" in markdown
-    assert verdict_sentence(plan).startswith("Not feasible: KV cache binds")
+    assert verdict_sentence(plan).startswith("Not feasible: TPOT binds")
     chinese = markdown_report(plan_to_dict(plan, found, serve_command(plan), None, "zh"), plan, found, "zh")
     assert "不可行" in chinese
     page = html_report(data, plan, found)
@@ -217,7 +251,8 @@ def test_check_cli_json(cli):
     )
     assert code == 0  # whatever the verdict
     data = json.loads(out)
-    assert data["verdict"] == "not_feasible" and data["binding"] == "kv_cache"
+    assert data["verdict"] == "not_feasible" and data["binding"] == "tpot"
+    assert data["failing"][0] == "tpot" and "kv_cache" in data["failing"]
     assert 0 < data["in_flight_requests"] < 50  # Little's law, checked exactly in test_users_follow_littles_law
     assert {c["name"] for c in data["checks"]} >= {"weights", "kv_cache", "ttft", "tpot", "throughput"}
     assert all({"headroom_ratio", "status"} <= set(c) for c in data["checks"])

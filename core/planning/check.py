@@ -75,12 +75,19 @@ class Plan:
         return "marginal" if "marginal" in statuses else "feasible"
 
     @property
-    def binding(self) -> Check:
-        """The first failing check in order (weights before KV cache before latency), else the check
-        closest to its limit; pass/fail checks (context vs max_model_len) bind only when they fail."""
+    def failing(self) -> tuple[Check, ...]:
+        """The failed checks, worst (highest need / limit) first; weights that do not load come first
+        whatever their ratio, since no other check can be met without them (the KV check's limit is
+        then 0 and its ratio infinite only as a consequence)."""
         failed = [c for c in self.checks if c.status == "failed"]
-        if failed:
-            return failed[0]
+        return tuple(sorted(failed, key=lambda c: (c.name != "weights", -c.ratio)))
+
+    @property
+    def binding(self) -> Check:
+        """The worst failing check (:attr:`failing`), else the check closest to its limit; pass/fail
+        checks (context vs max_model_len) bind only when they fail."""
+        if self.failing:
+            return self.failing[0]
         return max((c for c in self.checks if c.marginal_at < 1), key=lambda c: c.ratio)
 
     @property

@@ -1,10 +1,12 @@
-"""Fixes for an infeasible or marginal requirement: one lever at a time, cheapest first.
+"""Fixes for an infeasible or marginal requirement: one lever at a time, same model and quality first.
 
 Each lever re-runs the requirement check on a changed deployment or requirement; only levers that
 make it feasible are kept (for a case that is not feasible, also those that make it marginal,
-listed after). Ranked by cost per hour (GPUs x price per GPU-hour), then GPU count, then whether
-it carries a caveat (quantization may cost quality); fixes on GPUs without a price come after the
-priced ones, by GPU count.
+listed after). Two groups: the same model (replicas, more or other GPUs, engine settings, KV and
+weight precision), then other models of the family, labelled apart. Within a group: feasible
+before marginal, fixes that keep the answers' quality and the requests as asked before those that
+do not (quantized weights or KV, capped lengths), then by cost per hour (GPUs x price per
+GPU-hour; GPUs without a catalog price after the priced ones), GPU count, any other caveat.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ from core.timing.host_link import host_read_seconds
 SIZE_SUFFIX = re.compile(r"-?\d+(\.\d+)?[BbMm]\b.*$")
 FIX_DRAFT_TOKENS = 4  # vLLM's examples and the EAGLE/draft-model defaults propose 3-5 tokens
 OTHER_GPUS_SHOWN = 3  # the cheapest alternatives; the Plan page lists every GPU separately
+RAISED_MEMORY_FRACTION = 0.95
+"""vLLM's memory fraction offered when the KV cache binds. vLLM's tuning guide (docs.vllm.ai,
+"Optimization and Tuning", preemption) advises raising gpu_memory_utilization when the KV cache is
+short; 0.95 still leaves 4 GB of an 80 GB GPU to the CUDA context and other processes."""
+CHANGES_THE_ANSWERS = frozenset({"caveat_quality", "caveat_kv_fp8", "caveat_context"})
+"""Caveats of fixes that change what the user gets (quantized weights or KV, requests cut short)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,16 @@ class Fix:
     @property
     def num_gpus(self) -> int:
         return self.plan.num_gpus
+
+    @property
+    def group(self) -> str:
+        """``same_model`` or ``other_model`` (a smaller model of the family, listed apart)."""
+        return "other_model" if self.lever.code == "fix_model" else "same_model"
+
+    @property
+    def keeps_quality(self) -> bool:
+        """False when the fix changes what the user gets: quantized weights or KV, capped lengths."""
+        return self.group == "same_model" and (self.caveat is None or self.caveat.code not in CHANGES_THE_ANSWERS)
 
 
 def family(name: str) -> str:
@@ -144,6 +162,12 @@ def _lever_fixes(
             notice("caveat_prefix"),
             run(lambda: dep.with_levers(prefix=prefix)),
         )
+    if binding == "kv_cache" and dep.engine.release.engine == "vllm" and dep.memory_fraction < RAISED_MEMORY_FRACTION:
+        yield (
+            notice("fix_memory_fraction", fraction=f"{RAISED_MEMORY_FRACTION:.2f}"),
+            notice("caveat_memory_fraction"),
+            run(lambda: dep.with_engine(gpu_memory_utilization=RAISED_MEMORY_FRACTION)),
+        )
     if binding in ("weights", "kv_cache") and dep.gpu.host_link_bandwidth > 0:
         kv = next(c for c in current.checks if c.name == "kv_cache")
         short = kv.need - current.estimate.memory.kv_budget
@@ -162,7 +186,7 @@ def _lever_fixes(
 
 
 def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[GpuOption] | None = None) -> list[Fix]:
-    """Levers that lift the verdict, cheapest first (at most 3 other GPUs).
+    """Levers that lift the verdict, ranked as the module says (at most 3 other GPUs).
 
     For a case that is not feasible, levers that make it feasible or at least marginal (each fix
     shows its verdict); for a marginal case, only levers that make it feasible. ``options`` are
@@ -186,7 +210,11 @@ def fixes(catalog: Catalog, dep: Deployment, req: Requirement, options: list[Gpu
     ranked = sorted(
         found,
         key=lambda f: (
+            f.group != "same_model",
             f.plan.verdict != "feasible",
+            # other models: the largest (closest to the one asked for) first
+            -parameter_counts(f.plan.deployment.model).total if f.group == "other_model" else 0,
+            not f.keeps_quality,
             f.cost_per_hour if f.cost_per_hour is not None else math.inf,
             f.num_gpus,
             f.caveat is not None,

@@ -43,6 +43,7 @@ def _plan_numbers(plan: Plan) -> dict[str, Any]:
     return {
         "verdict": plan.verdict,
         "binding": plan.binding.name,
+        "failing": [c.name for c in plan.failing],
         "num_gpus": plan.num_gpus,
         "in_flight_requests": round(plan.in_flight, 2),
         "ttft_ms": round(state.ttft_s / units.MS, 1),
@@ -117,10 +118,18 @@ def plan_to_dict(
 
 
 def verdict_sentence(plan: Plan, lang: str = "en") -> str:
+    """The verdict naming the worst limit and by how much, then any other failing limits, worst first."""
     b = plan.binding
-    return message(
+    sentence = message(
         f"plan.verdict_{plan.verdict}", lang, binding=message(f"check.{b.name}", lang), ratio=_percent(b.ratio)
     )
+    others = [c for c in plan.failing if c is not b]
+    if not others:
+        return sentence
+    listed = message("plan.list_separator", lang).join(
+        f"{message(f'check.{c.name}', lang)} ({_percent(c.ratio)})" for c in others
+    )
+    return sentence + message("plan.also_failing", lang, checks=listed)
 
 
 def _percent(ratio: float) -> str:
@@ -139,20 +148,32 @@ def headroom_line(check: Check, lang: str = "en") -> str:
     )
 
 
+def fix_groups(fixes: list[Fix]) -> list[tuple[str, list[Fix]]]:
+    """The ranked fixes split into their labelled groups (same model first), empty groups left out."""
+    groups = [(g, [f for f in fixes if f.group == g]) for g in ("same_model", "other_model")]
+    return [(g, fs) for g, fs in groups if fs]
+
+
+def price_text(cost_per_hour: float | None, lang: str = "en") -> str:
+    """ "$12.34/h", or "no catalog price" where the GPU has none (enter one to rank it by cost)."""
+    return message("plan.no_catalog_price", lang) if cost_per_hour is None else f"${cost_per_hour:,.2f}/h"
+
+
 def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
     lines = [data["summary"], ""]
     lines += [message("plan.in_flight_line", lang, in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight)]
     lines += [""] + [f"  [{c.status:8}] {headroom_line(c, lang)}" for c in plan.checks]
     if fixes:
         lines += ["", message("plan.fixes_title", lang)]
-        for fix in fixes:
-            cost = f", ${fix.cost_per_hour:,.2f}/h" if fix.cost_per_hour else ""
-            caveat = f" ({fix.caveat.text(lang)})" if fix.caveat else ""
-            status = message(f"status.{'ok' if fix.plan.verdict == 'feasible' else 'marginal'}", lang)
-            lines.append(
-                f"  - [{status}] {fix.lever.text(lang)}{caveat}: {fix.num_gpus} GPU{cost}, "
-                f"{headroom_line(fix.plan.binding, lang)}"
-            )
+        for group, members in fix_groups(fixes):
+            lines.append(f"  {message(f'plan.fix_group_{group}', lang)}")
+            for fix in members:
+                caveat = f" ({fix.caveat.text(lang)})" if fix.caveat else ""
+                status = message(f"status.{'ok' if fix.plan.verdict == 'feasible' else 'marginal'}", lang)
+                lines.append(
+                    f"  - [{status}] {fix.lever.text(lang)}{caveat}: {fix.num_gpus} GPU, "
+                    f"{price_text(fix.cost_per_hour, lang)}, {headroom_line(fix.plan.binding, lang)}"
+                )
     if data["cost"]:
         c = data["cost"]
         lines += [

@@ -11,7 +11,7 @@ from typing import Any
 from core.messages import message
 from core.planning.check import Plan
 from core.planning.fixes import Fix
-from core.planning.report import headroom_line
+from core.planning.report import fix_groups, headroom_line, price_text
 
 BAR_WIDTH = 20
 
@@ -43,12 +43,15 @@ def markdown_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: st
     out += ["", f"## {t('plan.fixes_title')}", ""]
     if not fixes:
         out.append(t("plan.no_fixes") if plan.verdict != "feasible" else t("plan.no_fix_needed"))
-    for fix in fixes:
-        cost = f" · ${fix.cost_per_hour:,.2f}/h" if fix.cost_per_hour else ""
-        caveat = f" — {fix.caveat.text(lang)}" if fix.caveat else ""
-        out.append(
-            f"- **{fix.lever.text(lang)}**: {fix.num_gpus} GPU{cost} · {headroom_line(fix.plan.binding, lang)}{caveat}"
-        )
+    for group, members in fix_groups(fixes):
+        out += [f"**{t(f'plan.fix_group_{group}')}**", ""]
+        for fix in members:
+            caveat = f" — {fix.caveat.text(lang)}" if fix.caveat else ""
+            out.append(
+                f"- **{fix.lever.text(lang)}**: {fix.num_gpus} GPU · {price_text(fix.cost_per_hour, lang)} · "
+                f"{headroom_line(fix.plan.binding, lang)}{caveat}"
+            )
+        out.append("")
     if data["cost"]:
         c = data["cost"]
         out += [
@@ -95,11 +98,16 @@ def html_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
             f"</div></td><td>{html.escape(headroom_line(c, lang))}</td></tr>"
         )
     fix_items = "".join(
-        f"<li><b>{html.escape(f.lever.text(lang))}</b>: {f.num_gpus} GPU"
-        f"{f' · ${f.cost_per_hour:,.2f}/h' if f.cost_per_hour else ''} · "
-        f"{html.escape(headroom_line(f.plan.binding, lang))}"
-        f"{' — ' + html.escape(f.caveat.text(lang)) if f.caveat else ''}</li>"
-        for f in fixes
+        f"<li>{t(f'plan.fix_group_{group}')}<ul>"
+        + "".join(
+            f"<li><b>{html.escape(f.lever.text(lang))}</b>: {f.num_gpus} GPU · "
+            f"{html.escape(price_text(f.cost_per_hour, lang))} · "
+            f"{html.escape(headroom_line(f.plan.binding, lang))}"
+            f"{' — ' + html.escape(f.caveat.text(lang)) if f.caveat else ''}</li>"
+            for f in members
+        )
+        + "</ul></li>"
+        for group, members in fix_groups(fixes)
     )
     inputs = "".join(
         f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>"
