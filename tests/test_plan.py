@@ -89,7 +89,7 @@ def test_each_fix_delivers_the_verdict_it_claims(deploy, catalog):
     rank = [(f.plan.verdict != "feasible", not f.keeps_quality) for f in same]
     assert rank == sorted(rank)
     for tier in set(rank):
-        costs = [f.cost_per_hour for f, r in zip(same, rank) if r == tier and f.cost_per_hour is not None]
+        costs = [f.cost_per_hour for f, r in zip(same, rank, strict=True) if r == tier and f.cost_per_hour is not None]
         assert costs == sorted(costs)
     assert any(f.lever.code == "fix_int4_fp8" and not f.keeps_quality for f in found)
     assert all(f.lever.code == "fix_model" for f in found[len(same) :])

@@ -1,4 +1,4 @@
-"""``python -m core``: the command-line interface (list, estimate, check, simulate, validate).
+"""``python -m core``: the command-line interface (list, estimate, check, search, simulate, validate).
 
 Its modules (``command`` and one per subcommand) are used through :func:`main`.
 """

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from core.cli.args import UsageError, deployment_arguments, deployment_from_args
 from core.cli.check import add_requirement_arguments, run_check
+from core.cli.search import add_search_arguments, run_search
 from core.cli.simulate import add_simulate_arguments, run_simulate
 from core.cli.validate import add_validate_arguments, run_validate
 from core.estimate.report import estimate_to_dict, format_estimate, gpu_to_dict, model_to_dict
@@ -54,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="simulate continuous batching under traffic: latency percentiles")
     deployment_arguments(sim, max_model_len_default="the model's maximum context")
     add_simulate_arguments(sim)
+
+    found = sub.add_parser("search", help="the best deployment for a load: GPU types, layouts, formats, modes")
+    add_search_arguments(found)
 
     val = sub.add_parser("validate", help="predicted against measured over the public validation set")
     add_validate_arguments(val)
@@ -104,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "estimate": _estimate,
             "check": run_check,
             "simulate": run_simulate,
+            "search": run_search,
             "validate": run_validate,
         }
         output = commands[args.command](args)

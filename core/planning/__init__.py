@@ -1,15 +1,17 @@
 """Planning a deployment for a load: the requirement, the checks at its steady state and
 the verdict, fixes, solvers (largest load, longest prompt, fewest GPUs, cheapest GPUs), money,
-presets, the ``vllm serve`` command and reports."""
+presets, the engine's launch command, reports, and the best-deployment search with its Pareto fronts."""
 
 __all__ = [
     "check",  # Check, Plan, check
     "cost",  # Cost, cost, cost_per_hour
     "fixes",  # Fix, fixes
     "launch",  # serve_command
+    "pareto",  # front, cost_front, throughput_front, best, search_to_dict
     "presets",  # load_presets
     "report",  # plan_to_dict, the verdict sentence, the text report
     "report_formats",  # Markdown, HTML and CSV reports
     "requirement",  # Requirement
+    "search",  # SearchSpace, Candidates, search
     "solve",  # max_users, max_prompt_len, min_gpus, gpu_options
 ]

@@ -8,6 +8,7 @@ nothing here computes memory or time.
 __all__ = [
     "catalog",  # Catalog, load_catalog, resolve_model: data/models and data/gpus as typed specs
     "changes",  # the single changes advice, fixes and sensitivity try
+    "cluster",  # GPUs per server and the inter-node link (InfiniBand, RoCE, Ethernet)
     "deployment",  # Deployment (a model on GPUs), Workload, decode_context
     "engine",  # Parallelism, Efficiency, EngineConfig, the tensor-parallel split rule
     "engine_defaults",  # each engine's default flags by release (memory fraction, batch limits, block size)

@@ -1,0 +1,99 @@
+"""Pareto fronts and the best deployment among searched candidates (:mod:`core.planning.search`).
+
+Fronts are taken over the candidates that meet the SLOs, or over every stable candidate when none
+does (each point then says ``meets_slo: false``):
+- cost: cost per 1M output tokens against TPOT, both lower-is-better (priced GPUs only);
+- throughput: output tokens/s per GPU against tokens/s per user (1 / TPOT), both higher-is-better.
+A point is on a front when no other candidate is at least as good on both axes and better on one.
+The best deployment is the cheapest per hour that meets the SLOs (then fewer GPUs, then lower
+TPOT); without prices on any of them, the one with the fewest GPUs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from core.planning.search import MODES, Candidates
+from core.spec import units
+
+
+def front(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Indices of the points (within ``mask``) not dominated when both ``x`` and ``y`` are minimized,
+    ordered by ``x``."""
+    idx = np.flatnonzero(mask & np.isfinite(x) & np.isfinite(y))
+    if idx.size == 0:
+        return idx
+    idx = idx[np.lexsort((y[idx], x[idx]))]
+    ys = y[idx]
+    best_before = np.concatenate(([math.inf], np.minimum.accumulate(ys)[:-1]))
+    return idx[ys < best_before]
+
+
+def _pool(c: Candidates) -> np.ndarray:
+    return c.meets_slo if c.meets_slo.any() else np.isfinite(c.tpot_s)
+
+
+def cost_front(c: Candidates) -> np.ndarray:
+    return front(c.cost_per_million_output_tokens, c.tpot_s, _pool(c))
+
+
+def throughput_front(c: Candidates) -> np.ndarray:
+    return front(-c.tokens_per_s_per_user, -c.tokens_per_s_per_gpu, _pool(c))
+
+
+def best(c: Candidates) -> int | None:
+    """Index of the best deployment (module docstring), None when no candidate meets the SLOs."""
+    idx = np.flatnonzero(c.meets_slo)
+    if idx.size == 0:
+        return None
+    cost = np.where(np.isnan(c.cost_per_hour[idx]), math.inf, c.cost_per_hour[idx])
+    order = np.lexsort((c.tpot_s[idx], c.num_gpus[idx], cost))
+    return int(idx[order[0]])
+
+
+def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
+    dep = c.shapes[c.shape[i]]
+    disaggregated = MODES[c.mode[i]] == "disaggregated"
+    cost, per_million = c.cost_per_hour[i], c.cost_per_million_output_tokens[i]
+    return {
+        "gpu": dep.gpu.id,
+        "num_gpus": int(c.num_gpus[i]),
+        "tp": dep.parallel.tp,
+        "pp": dep.parallel.pp,
+        "ep": 1,
+        "replicas": int(c.replicas[i]),
+        "prefill_instances": int(c.prefill[i]) if disaggregated else None,
+        "decode_instances": int(c.decode[i]) if disaggregated else None,
+        "weight_dtype": dep.weights.name,
+        "kv_dtype": dep.kv.name,
+        "mode": MODES[c.mode[i]],
+        "max_num_seqs": int(c.max_num_seqs[i]),
+        "cost_per_hour": None if math.isnan(cost) else round(float(cost), 2),
+        "cost_per_million_output_tokens": round(float(per_million), 3) if np.isfinite(per_million) else None,
+        "ttft_ms": _ms(c.ttft_s[i]),
+        "tpot_ms": _ms(c.tpot_s[i]),
+        "tokens_per_s_per_gpu": round(float(c.tokens_per_s_per_gpu[i]), 1),
+        "tokens_per_s_per_user": round(float(c.tokens_per_s_per_user[i]), 1),
+        "meets_slo": bool(c.meets_slo[i]),
+    }
+
+
+def _ms(seconds: float) -> float | None:
+    return round(float(seconds) / units.MS, 2) if np.isfinite(seconds) else None
+
+
+def search_to_dict(c: Candidates, modes: tuple[str, ...]) -> dict[str, Any]:
+    """The public JSON of ``python -m core search`` (README)."""
+    chosen = best(c)
+    return {
+        "candidates_evaluated": len(c),
+        "shapes_evaluated": len(c.shapes),
+        "modes_evaluated": list(modes),
+        "meeting_slo": int(c.meets_slo.sum()),
+        "best": None if chosen is None else candidate_to_dict(c, chosen),
+        "pareto": [candidate_to_dict(c, int(i)) for i in cost_front(c)],
+        "pareto_throughput": [candidate_to_dict(c, int(i)) for i in throughput_front(c)],
+    }

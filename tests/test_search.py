@@ -1,0 +1,169 @@
+"""The best-deployment search: consistent with the Plan check, fronts non-dominated, the M/D/1
+prefill queue of disaggregated serving, and where disaggregation wins and loses."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from core.planning.check import check
+from core.planning.pareto import best, cost_front, front, search_to_dict, throughput_front
+from core.planning.requirement import Requirement
+from core.planning.search import MODES, SearchSpace, search
+
+CHAT = Requirement(
+    load="users", users=50, think_time_s=30.0, prompt_len=1500, answer_len=300, ttft_slo_s=1.0, tpot_slo_s=0.05
+)
+ONE_A10 = SearchSpace(
+    gpus=("a10",), tensor_parallel=(1,), pipeline_parallel=(1,), weight_dtypes=("bf16",), kv_dtypes=("auto",)
+)
+
+
+@pytest.mark.parametrize(
+    "req",
+    [
+        CHAT,
+        Requirement(load="rate", rate_per_s=0.5, prompt_len=1500, answer_len=300),
+        Requirement(load="in_flight", in_flight=10, prompt_len=1500, answer_len=300),
+    ],
+)
+def test_an_aggregated_candidate_matches_the_plan_check(deploy, catalog, req):
+    """The search reads the same steady state as the Plan check, by interpolation: 1 and 2 replicas
+    of one A10 give the check's TPOT and TTFT within 0.5 %, and the same verdict on the KV ceiling."""
+    found = search(catalog, deploy(gpu="a10"), req, dataclasses.replace(ONE_A10, modes=("aggregated",)))
+    for replicas in (1, 2):
+        i = int(np.flatnonzero(found.replicas == replicas)[0])
+        plan = check(found.shapes[found.shape[i]], dataclasses.replace(req, replicas=replicas))
+        kv = next(c for c in plan.checks if c.name == "kv_cache")
+        if kv.status == "failed":
+            assert not found.meets_slo[i]
+            continue
+        assert found.tpot_s[i] == pytest.approx(plan.state.tpot_s, rel=5e-3)
+        if req.ttft_slo_s:
+            ttft = next(c for c in plan.checks if c.name == "ttft")
+            assert found.ttft_s[i] == pytest.approx(ttft.need, rel=5e-3)
+        assert found.max_num_seqs[i] == max(int(np.ceil(plan.in_flight - 1e-9)), 1)
+
+
+def test_fifty_chat_users_need_two_a10s(deploy, catalog):
+    """One A10 admits 16 requests but 50 chat users keep 19 in flight (tests/test_plan.py); two fit."""
+    found = search(catalog, deploy(gpu="a10"), CHAT, dataclasses.replace(ONE_A10, modes=("aggregated",)))
+    chosen = best(found)
+    assert chosen is not None and found.num_gpus[chosen] == 2 and found.replicas[chosen] == 2
+
+
+def test_front_is_non_dominated_and_complete():
+    rng = np.random.default_rng(7)
+    x, y = rng.random(400), rng.random(400)
+    mask = rng.random(400) < 0.8
+    idx = front(x, y, mask)
+    for i in idx:  # nothing in the pool is at least as good on both and better on one
+        dominated = mask & (x <= x[i]) & (y <= y[i]) & ((x < x[i]) | (y < y[i]))
+        assert not dominated.any()
+    for j in np.flatnonzero(mask):  # every point off the front is dominated by one on it
+        if j not in idx:
+            assert ((x[idx] <= x[j]) & (y[idx] <= y[j])).any()
+    assert list(x[idx]) == sorted(x[idx])
+
+
+def test_catalog_fronts_are_non_dominated(deploy, catalog):
+    found = search(catalog, deploy(model="llama-3.1-70b"), dataclasses.replace(CHAT, users=200))
+    assert len(found) >= 5000 and found.meets_slo.any()
+    cost, tpot = found.cost_per_million_output_tokens, found.tpot_s
+    pool = found.meets_slo & np.isfinite(cost)
+    for i in cost_front(found):
+        assert found.meets_slo[i]
+        assert not (pool & (cost <= cost[i]) & (tpot <= tpot[i]) & ((cost < cost[i]) | (tpot < tpot[i]))).any()
+    user, gpu = found.tokens_per_s_per_user, found.tokens_per_s_per_gpu
+    for i in throughput_front(found):
+        better = found.meets_slo & (user >= user[i]) & (gpu >= gpu[i]) & ((user > user[i]) | (gpu > gpu[i]))
+        assert not better.any()
+    chosen = best(found)
+    priced = found.meets_slo & ~np.isnan(found.cost_per_hour)
+    assert found.cost_per_hour[chosen] == found.cost_per_hour[priced].min()
+
+
+def test_the_disaggregated_prefill_queue_is_md1(deploy, catalog):
+    """At rho = 0.5 on one prefill instance the M/D/1 wait is rho t_p / (2 (1 - rho)) = t_p / 2:
+    the 1P1D TTFT exceeds the same shape's TTFT at a vanishing rate by t_p / 2 (plus the slightly
+    larger decode step of the bigger decode batch)."""
+    dep = deploy(gpu="h100-sxm")
+    space = dataclasses.replace(ONE_A10, gpus=("h100-sxm",), modes=("disaggregated",))
+    probe = Requirement(load="rate", rate_per_s=1e-3, prompt_len=4000, answer_len=100)
+    low = search(catalog, dep, probe, space)
+    one = int(np.flatnonzero((low.prefill == 1) & (low.decode == 1))[0])
+    from core.timing.phases import prefill_time
+
+    t_p = float(prefill_time(low.shapes[0], 1, 4000).seconds)
+    busy = search(catalog, dep, dataclasses.replace(probe, rate_per_s=0.5 / t_p), space)
+    i = int(np.flatnonzero((busy.prefill == 1) & (busy.decode == 1))[0])
+    extra_step = busy.tpot_s[i] - low.tpot_s[one]
+    assert busy.ttft_s[i] - low.ttft_s[one] - extra_step == pytest.approx(t_p / 2, rel=1e-3)
+
+
+def _cheapest_mode(catalog, dep, req) -> str:
+    space = SearchSpace(gpus=("h100-sxm",), tensor_parallel=(1,), pipeline_parallel=(1,), weight_dtypes=("bf16",))
+    found = search(catalog, dep, req, dataclasses.replace(space, kv_dtypes=("auto",)))
+    chosen = best(found)
+    assert chosen is not None
+    return MODES[found.mode[chosen]]
+
+
+def test_disaggregation_wins_where_prefill_interference_dominates(deploy, catalog):
+    """8k-token prompts, 64-token answers, 12 requests/s, TPOT 15 ms: aggregated replicas spend most
+    steps prefilling (TPOT = t_d / (1 - lambda t_p)) and need many; decode instances do not."""
+    req = Requirement(load="rate", rate_per_s=12, prompt_len=8000, answer_len=64, ttft_slo_s=2.0, tpot_slo_s=0.015)
+    assert _cheapest_mode(catalog, deploy(), req) == "disaggregated"
+
+
+def test_disaggregation_loses_where_prefill_is_light(deploy, catalog):
+    """200-token prompts and 1,000-token answers: prefill takes a sliver of each step, one replica
+    serves the load, and disaggregation would need at least two instances."""
+    req = Requirement(load="rate", rate_per_s=0.5, prompt_len=200, answer_len=1000, ttft_slo_s=1.0, tpot_slo_s=0.05)
+    assert _cheapest_mode(catalog, deploy(), req) == "aggregated"
+
+
+def test_search_cli_json(cli):
+    code, out, _ = cli(
+        "search",
+        "--model",
+        "llama-3.1-70b",
+        "--users",
+        "200",
+        "--prompt-len",
+        "1500",
+        "--answer-len",
+        "300",
+        "--ttft-slo-ms",
+        "1000",
+        "--tpot-slo-ms",
+        "50",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["candidates_evaluated"] >= 5000 and data["modes_evaluated"] == list(MODES)
+    keys = {"gpu", "num_gpus", "tp", "pp", "ep", "replicas", "weight_dtype", "kv_dtype", "mode"}
+    keys |= {"cost_per_hour", "cost_per_million_output_tokens", "ttft_ms", "tpot_ms", "meets_slo"}
+    assert data["pareto"] and all(keys <= set(p) for p in data["pareto"])
+    assert all(p["meets_slo"] for p in data["pareto"])
+    tpots = [p["tpot_ms"] for p in data["pareto"]]
+    assert tpots == sorted(tpots, reverse=True)  # cheaper points are slower, or they would dominate
+    assert data["best"] == data["pareto"][0]
+
+
+def test_search_refuses_bad_lists(cli):
+    code, _, err = cli("search", "--model", "llama-3.1-8b", "--gpus", "h100-sxm,nope")
+    assert code == 2 and "unknown GPU 'nope'" in err
+    code, _, err = cli("search", "--model", "llama-3.1-8b", "--tp-options", "2,x")
+    assert code == 2 and "--tp-options" in err
+    code, _, err = cli("search", "--model", "llama-3.1-8b", "--modes", "split")
+    assert code == 2 and "mode must be one of" in err
+
+
+def test_search_to_dict_says_when_nothing_meets(deploy, catalog):
+    impossible = dataclasses.replace(CHAT, tpot_slo_s=1e-4)
+    data = search_to_dict(search(catalog, deploy(gpu="a10"), impossible, ONE_A10), ONE_A10.modes)
+    assert data["best"] is None and data["meeting_slo"] == 0
+    assert data["pareto"] and not any(p["meets_slo"] for p in data["pareto"])
