@@ -15,6 +15,7 @@ from core.planning.report_formats import csv_report, html_report, markdown_repor
 from core.planning.requirement import Requirement
 from core.spec import units
 from ui import fmt
+from ui.best_deployment import best_deployment_section
 from ui.i18n import lang, notice_text, t
 from ui.levers import active_summary
 from ui.plan_inputs import apply_preset, load_kind, number
@@ -192,6 +193,8 @@ if money is not None:
     cols[0].metric("USD / h", f"${money.per_hour:,.2f}")
     cols[1].metric("USD / 1M output tokens", f"${money.per_million_output_tokens:,.3f}")
     cols[2].metric("USD / user-month", f"${money.per_user_month:,.2f}" if money.per_user_month else "-")
+
+best_deployment_section(dep, req)
 
 st.subheader(t("plan.command"))
 command = serve_command(plan)

@@ -167,3 +167,57 @@ def test_search_to_dict_says_when_nothing_meets(deploy, catalog):
     data = search_to_dict(search(catalog, deploy(gpu="a10"), impossible, ONE_A10), ONE_A10.modes)
     assert data["best"] is None and data["meeting_slo"] == 0
     assert data["pareto"] and not any(p["meets_slo"] for p in data["pareto"])
+
+
+def test_plan_page_best_deployment_matches_the_core(deploy, catalog):
+    from tests.app_helpers import open_app
+
+    at = open_app()
+    at.switch_page("pages/plan_page.py").run()
+    assert not at.exception
+    at.toggle(key="search_on").set_value(True).run()
+    assert not at.exception
+    # the page's defaults: Llama-3.1-8B, 50 users thinking 30 s, 1500 + 300 tokens, TTFT 1 s, 20 tokens/s
+    found = search(catalog, deploy(gpu="a10", max_model_len=8192), CHAT)
+    data = search_to_dict(found, MODES)
+    success = [s.value for s in at.success]
+    assert any(s.startswith("Best: ") and f"TPOT {data['best']['tpot_ms']:,.1f} ms" in s for s in success)
+    assert any(f"{data['candidates_evaluated']:,} candidates evaluated" in m.value for m in at.markdown)
+    table = at.dataframe[-1].value  # the front's table is the page's last
+    assert len(table) == len(data["pareto"])
+
+
+def test_choosing_a_front_point_loads_it_into_the_sidebar(monkeypatch):
+    from types import SimpleNamespace
+
+    import ui.best_deployment as section
+
+    point = {"gpu": "h200", "tp": 2, "weight_dtype": "fp8", "kv_dtype": "fp8", "replicas": 3}
+    state = {"search_cost_front": SimpleNamespace(selection=SimpleNamespace(points=[{"customdata": 1}]))}
+    monkeypatch.setattr(section, "st", SimpleNamespace(session_state=state))
+    section._load_point("search_cost_front", [{}, point])
+    assert (state["gpu"], state["tp"], state["weights"], state["kv"], state["plan_replicas"]) == (
+        "h200",
+        2,
+        "fp8",
+        "fp8",
+        3,
+    )
+    assert state["search_loaded"] == point
+
+
+def test_each_gpu_keeps_its_own_efficiency_and_the_base_gpu_its_price(deploy, catalog):
+    """A calibration on the sidebar's A10 (GDDR class) must not be applied to an H100 (HBM class),
+    and a price typed for the sidebar's GPU is the one the search ranks it by."""
+    from core.spec.engine import class_efficiency
+
+    base = deploy(gpu="a10")
+    tuned = base.with_efficiency(compute=0.2)
+    tuned = dataclasses.replace(tuned, gpu=dataclasses.replace(tuned.gpu, price_per_hour=0.5))
+    space = dataclasses.replace(ONE_A10, gpus=("a10", "h100-sxm"))
+    found = search(catalog, tuned, CHAT, space)
+    h100 = next(d for d in found.shapes if d.gpu.id == "h100-sxm")
+    assert h100.efficiency.compute == class_efficiency("hbm").compute
+    a10 = next(i for i, d in enumerate(found.shapes) if d.gpu.id == "a10")
+    one = int(np.flatnonzero((found.shape == a10) & (found.mode == 0) & (found.replicas == 1))[0])
+    assert found.cost_per_hour[one] == pytest.approx(0.5)

@@ -41,7 +41,7 @@ from core.timing.phases import prefill_time
 from core.timing.steady_state import steady_state
 
 MODES = ("aggregated", "disaggregated")
-GRID_POINTS, FIXED_POINT_STEPS = 160, 6  # batch points per curve; iterations of lambda = U / (E2E + T)
+GRID_POINTS, FIXED_POINT_STEPS = 160, 6  # batch points from 1 (plus 24 below: light loads); lambda iterations
 MAX_PREFILL_INSTANCES, MAX_DECODE_INSTANCES = 8, 16
 
 
@@ -72,18 +72,14 @@ class Candidates:
     """Every candidate evaluated, as columns (one entry per candidate)."""
 
     shapes: tuple[Deployment, ...]
-    shape: np.ndarray
-    """Index into ``shapes``."""
-    mode: np.ndarray
-    """0 aggregated, 1 disaggregated."""
-    replicas: np.ndarray
-    """Aggregated: replicas; disaggregated: prefill instances + decode instances."""
+    shape: np.ndarray  # index into ``shapes``
+    mode: np.ndarray  # 0 aggregated, 1 disaggregated
+    replicas: np.ndarray  # aggregated: replicas; disaggregated: prefill + decode instances
     prefill: np.ndarray
     decode: np.ndarray
     num_gpus: np.ndarray
     max_num_seqs: np.ndarray
-    cost_per_hour: np.ndarray
-    """NaN where the GPU has no catalog price."""
+    cost_per_hour: np.ndarray  # NaN where the GPU has no catalog price
     ttft_s: np.ndarray
     tpot_s: np.ndarray
     output_tokens_per_s: np.ndarray
@@ -109,14 +105,16 @@ class Candidates:
 
 def shapes(catalog: Catalog, base: Deployment, req: Requirement, space: SearchSpace) -> list[Deployment]:
     """Every replica shape in ``space`` the model can be split and stored on (see module docstring)."""
-    gpus = [catalog.gpu(g) for g in space.gpus] if space.gpus else list(catalog.gpus)
+    listed = [catalog.gpu(g) for g in space.gpus] if space.gpus else catalog.gpus
+    gpus = [base.gpu if g.id == base.gpu.id else g for g in listed]  # the base's price or custom spec holds
     native = WEIGHT_PRECISIONS[base.model.native_dtype]
     formats = [base.weights] + [
         WEIGHT_PRECISIONS[w]
         for w in space.weight_dtypes
         if w != base.weights.name and WEIGHT_PRECISIONS[w].bits_per_element <= native.bits_per_element
     ]
-    engine = dataclasses.replace(base.engine, max_model_len=min(req.longest_request, base.model.max_context))
+    longest = min(req.longest_request, base.model.max_context)
+    engine = dataclasses.replace(base.engine, max_model_len=longest, efficiency=None)  # each GPU's class default
     found = []
     for gpu in gpus:
         for tp in (t for t in space.tensor_parallel if t in TENSOR_PARALLEL):
@@ -140,24 +138,26 @@ def shapes(catalog: Catalog, base: Deployment, req: Requirement, space: SearchSp
     return found
 
 
-def search(catalog: Catalog, base: Deployment, req: Requirement, space: SearchSpace | None = None) -> Candidates:
+def search(catalog: Catalog, base: Deployment, req: Requirement, space=None, progress=None) -> Candidates:
     """Every candidate deployment for ``req``, evaluated (module docstring). ``base`` gives the model,
-    the engine and its release, the levers; the space varies the rest."""
+    the engine and its release, the levers; the space varies the rest. ``progress(share done)``
+    is called as the shapes are evaluated."""
     space = space or SearchSpace()
-    kept, columns = [], []
-    for dep in shapes(catalog, base, req, space):
+    kept, columns, todo = [], [], shapes(catalog, base, req, space)
+    for n, dep in enumerate(todo):
+        if progress is not None and n % 64 == 0:
+            progress(n / len(todo))
         curves = _curves(dep, req)
         if curves is None:
             continue  # the weights leave no room for one request's KV
-        index = len(kept)
-        kept.append(dep)
+        index, _ = len(kept), kept.append(dep)
         if "aggregated" in space.modes:
             columns.append(_aggregated(index, dep, req, curves, space))
         if "disaggregated" in space.modes:
             columns.append(_disaggregated(index, dep, req, curves, space))
     names = [f.name for f in dataclasses.fields(Candidates) if f.name != "shapes"]
-    empty = {"meets_slo": np.zeros(0, dtype=bool)}
-    merged = {k: np.concatenate([c[k] for c in columns]) if columns else empty.get(k, np.zeros(0)) for k in names}
+    none = {k: np.zeros(0, dtype=bool if k == "meets_slo" else float) for k in names}
+    merged = {k: np.concatenate([c[k] for c in columns]) if columns else none[k] for k in names}
     return Candidates(shapes=tuple(kept), **merged)
 
 
@@ -186,7 +186,7 @@ def _curves(dep: Deployment, req: Requirement) -> _Curves | None:
     if space < longest or typical <= 0:
         return None
     ceiling = min(int((space - longest) // typical) + 1, est.max_num_seqs)
-    batch = np.unique(np.concatenate(([1.0], np.geomspace(1.0, max(ceiling, 1), GRID_POINTS))))
+    batch = np.unique(np.concatenate((np.geomspace(1e-3, 1.0, 24), np.geomspace(1.0, max(ceiling, 1), GRID_POINTS))))
     state = steady_state(dep, batch, req.prompt_len, req.answer_len)
     return _Curves(
         batch=batch,

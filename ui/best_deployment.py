@@ -1,0 +1,162 @@
+"""Plan's "Best deployment" section: the search over GPUs, layouts, formats and serving modes for
+the page's load (:mod:`core.planning.search`), its two Pareto fronts, and loading a point into the
+sidebar."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.planning.pareto import candidate_to_dict, cost_front, search_to_dict, throughput_front
+from core.planning.requirement import Requirement
+from core.planning.search import MODES, SearchSpace, search
+from core.spec.catalog import load_catalog
+from core.spec.deployment import Deployment
+from ui.cache import FAST_HASH
+from ui.engine_inputs import AUTO
+from ui.figure import Figure
+from ui.i18n import t
+
+COLORS = {"aggregated": "#2563eb", "disaggregated": "#d97706"}
+
+
+@st.cache_data(max_entries=16, show_spinner=False, hash_funcs=FAST_HASH)
+def _search(dep: Deployment, req: Requirement, _progress) -> dict:
+    found = search(load_catalog(), dep, req, SearchSpace(), progress=_progress)
+    data = search_to_dict(found, MODES)
+    fronts = {"cost": cost_front(found), "throughput": throughput_front(found)}
+    data["fronts"] = {name: [candidate_to_dict(found, int(i)) for i in idx] for name, idx in fronts.items()}
+    return data
+
+
+def _layout(p: dict) -> str:
+    if p["mode"] == "disaggregated":
+        return t("search.layout_disaggregated", prefill=p["prefill_instances"], decode=p["decode_instances"])
+    return t("search.layout_aggregated", replicas=p["replicas"])
+
+
+def _label(p: dict, gpus: dict[str, str]) -> str:
+    layout = f"tp {p['tp']} pp {p['pp']} · {_layout(p)}"
+    return f"{gpus[p['gpu']]} × {p['num_gpus']} · {layout} · {p['weight_dtype']}/{p['kv_dtype']}"
+
+
+def _front_figure(points: list[dict], x: str, y: str, gpus: dict[str, str], x_title: str, y_title: str):
+    figure = Figure()
+    for mode in MODES:
+        chosen = [(i, p) for i, p in enumerate(points) if p["mode"] == mode]
+        if not chosen:
+            continue
+        figure.add_scatter(
+            x=[p[x] for _, p in chosen],
+            y=[p[y] for _, p in chosen],
+            customdata=[i for i, _ in chosen],
+            text=[_label(p, gpus) for _, p in chosen],
+            mode="lines+markers",
+            name=t(f"search.mode_{mode}"),
+            marker={"color": COLORS[mode], "size": 9},
+            line={"color": COLORS[mode], "width": 1, "dash": "dot"},
+            hovertemplate="%{text}<br>%{x:.3g} · %{y:.3g}<extra></extra>",
+        )
+    figure.update_layout(
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        height=360,
+        legend={"orientation": "h", "y": 1.12},
+    )
+    return figure.build()
+
+
+def _load_point(chart_key: str, points: list[dict]) -> None:
+    """Callback: the chosen front point becomes the sidebar's GPU, tp, formats and the replicas."""
+    selection = st.session_state.get(chart_key)
+    chosen = selection.selection.points if selection else []
+    if not chosen:
+        return
+    p = points[int(chosen[0]["customdata"])]
+    st.session_state["gpu"] = p["gpu"]
+    st.session_state["tp"] = p["tp"]
+    st.session_state["weights"] = p["weight_dtype"]
+    st.session_state["kv"] = AUTO if p["kv_dtype"] not in ("fp8",) else "fp8"
+    st.session_state["plan_replicas"] = p["replicas"]
+    st.session_state["search_loaded"] = p
+
+
+def best_deployment_section(dep: Deployment, req: Requirement) -> None:
+    st.subheader(t("search.title"))
+    st.caption(t("search.caption"))
+    if loaded := st.session_state.pop("search_loaded", None):
+        st.success(t("search.loaded", deployment=_label(loaded, {g.id: g.name for g in load_catalog().gpus})))
+    if not st.toggle(t("search.run"), key="search_on"):
+        return
+    bar = st.progress(0.0, text=t("search.progress"))
+    data = _search(dep, req, lambda share: bar.progress(share, text=t("search.progress")))
+    bar.progress(1.0, text=t("search.done", candidates=f"{data['candidates_evaluated']:,}"))
+    gpus = {g.id: g.name for g in load_catalog().gpus}
+    st.markdown(
+        t(
+            "search.summary",
+            candidates=f"{data['candidates_evaluated']:,}",
+            shapes=f"{data['shapes_evaluated']:,}",
+            modes=", ".join(t(f"search.mode_{m}") for m in data["modes_evaluated"]),
+            meeting=f"{data['meeting_slo']:,}",
+        )
+    )
+    if (best := data["best"]) is None:
+        st.warning(t("search.none_meets"))
+    else:
+        price = f"${best['cost_per_hour']:,.2f}/h" if best["cost_per_hour"] is not None else t("plan.no_catalog_price")
+        st.success(
+            t(
+                "search.best_line",
+                deployment=_label(best, gpus),
+                price=price,
+                ttft=f"{best['ttft_ms']:,.0f}",
+                tpot=f"{best['tpot_ms']:,.1f}",
+            )
+        )
+        if best["weight_dtype"] != dep.model.native_dtype or best["kv_dtype"] == "fp8":
+            st.caption(t("search.quantized_caveat"))
+    left, right = st.columns(2)
+    cost_points, speed_points = data["fronts"]["cost"], data["fronts"]["throughput"]
+    with left:
+        st.markdown(f"**{t('search.front_cost')}**")
+        fig = _front_figure(
+            cost_points, "cost_per_million_output_tokens", "tpot_ms", gpus, t("search.axis_cost"), t("search.axis_tpot")
+        )
+        st.plotly_chart(
+            fig,
+            width="stretch",
+            key="search_cost_front",
+            on_select=lambda: _load_point("search_cost_front", cost_points),
+            selection_mode="points",
+        )
+    with right:
+        st.markdown(f"**{t('search.front_throughput')}**")
+        fig = _front_figure(
+            speed_points,
+            "tokens_per_s_per_user",
+            "tokens_per_s_per_gpu",
+            gpus,
+            t("search.axis_user"),
+            t("search.axis_gpu"),
+        )
+        st.plotly_chart(
+            fig,
+            width="stretch",
+            key="search_speed_front",
+            on_select=lambda: _load_point("search_speed_front", speed_points),
+            selection_mode="points",
+        )
+    st.caption(t("search.pick_hint"))
+    table = pd.DataFrame(
+        {
+            t("search.deployment"): [_label(p, gpus) for p in cost_points],
+            "USD/h": [f"${p['cost_per_hour']:,.2f}" if p["cost_per_hour"] is not None else "-" for p in cost_points],
+            t("search.per_million"): [f"${p['cost_per_million_output_tokens']:,.3f}" for p in cost_points],
+            "TTFT [ms]": [f"{p['ttft_ms']:,.0f}" for p in cost_points],
+            "TPOT [ms]": [f"{p['tpot_ms']:,.1f}" for p in cost_points],
+            t("search.meets"): [t("status.ok") if p["meets_slo"] else t("status.failed") for p in cost_points],
+        }
+    )
+    st.dataframe(table, hide_index=True, width="stretch", key="search_table")
