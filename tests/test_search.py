@@ -221,3 +221,15 @@ def test_each_gpu_keeps_its_own_efficiency_and_the_base_gpu_its_price(deploy, ca
     a10 = next(i for i, d in enumerate(found.shapes) if d.gpu.id == "a10")
     one = int(np.flatnonzero((found.shape == a10) & (found.mode == 0) & (found.replicas == 1))[0])
     assert found.cost_per_hour[one] == pytest.approx(0.5)
+
+
+def test_front_figures_are_valid_plotly(deploy, catalog):
+    """The charts are built without validation (ui/figure.py); plotly's validators check them here."""
+    import plotly.graph_objects as go
+
+    import ui.best_deployment as section
+
+    data = search_to_dict(search(catalog, deploy(gpu="a10"), CHAT, ONE_A10), MODES)
+    gpus = {g.id: g.name for g in catalog.gpus}
+    figure = section._front_figure(data["pareto"], "cost_per_million_output_tokens", "tpot_ms", gpus, "x", "y")
+    go.Figure(figure.to_dict())  # raises on an unknown property

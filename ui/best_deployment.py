@@ -67,6 +67,22 @@ def _front_figure(points: list[dict], x: str, y: str, gpus: dict[str, str], x_ti
     return figure.build()
 
 
+AXES = {"cost": ("axis_cost", "axis_tpot"), "throughput": ("axis_user", "axis_gpu")}
+
+
+def _front_chart(points: list[dict], key: str, front: str, fields: tuple[str, str], gpus: dict[str, str]) -> None:
+    """One front's heading and chart; a click on a point loads it (:func:`_load_point`)."""
+    x_title, y_title = (t(f"search.{a}") for a in AXES[front])
+    st.markdown(f"**{t(f'search.front_{front}')}**")
+    st.plotly_chart(
+        _front_figure(points, *fields, gpus, x_title, y_title),
+        width="stretch",
+        key=key,
+        on_select=lambda: _load_point(key, points),
+        selection_mode="points",
+    )
+
+
 def _load_point(chart_key: str, points: list[dict]) -> None:
     """Callback: the chosen front point becomes the sidebar's GPU, tp, formats and the replicas."""
     selection = st.session_state.get(chart_key)
@@ -120,33 +136,10 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> None:
     left, right = st.columns(2)
     cost_points, speed_points = data["fronts"]["cost"], data["fronts"]["throughput"]
     with left:
-        st.markdown(f"**{t('search.front_cost')}**")
-        fig = _front_figure(
-            cost_points, "cost_per_million_output_tokens", "tpot_ms", gpus, t("search.axis_cost"), t("search.axis_tpot")
-        )
-        st.plotly_chart(
-            fig,
-            width="stretch",
-            key="search_cost_front",
-            on_select=lambda: _load_point("search_cost_front", cost_points),
-            selection_mode="points",
-        )
+        _front_chart(cost_points, "search_cost_front", "cost", ("cost_per_million_output_tokens", "tpot_ms"), gpus)
     with right:
-        st.markdown(f"**{t('search.front_throughput')}**")
-        fig = _front_figure(
-            speed_points,
-            "tokens_per_s_per_user",
-            "tokens_per_s_per_gpu",
-            gpus,
-            t("search.axis_user"),
-            t("search.axis_gpu"),
-        )
-        st.plotly_chart(
-            fig,
-            width="stretch",
-            key="search_speed_front",
-            on_select=lambda: _load_point("search_speed_front", speed_points),
-            selection_mode="points",
+        _front_chart(
+            speed_points, "search_speed_front", "throughput", ("tokens_per_s_per_user", "tokens_per_s_per_gpu"), gpus
         )
     st.caption(t("search.pick_hint"))
     table = pd.DataFrame(
