@@ -358,3 +358,20 @@ def test_the_cheapest_few_gpus_are_the_head_of_the_full_ranking(deploy, catalog,
         assert [(o.gpu_id, o.cost_per_hour, o.sizing.num_gpus) for o in head] == [
             (o.gpu_id, o.cost_per_hour, o.sizing.num_gpus) for o in full[:limit]
         ]
+
+
+def test_markdown_bars_mark_the_limit_and_html_status_does_not_wrap(deploy, catalog):
+    """A 20-cell bar on a 0-150 % scale: 100 % is after cell 13, where "│" stands; 120 % fills 16
+    cells, 50 % fills 7. The Chinese HTML keeps the status on one line."""
+    from core.planning.report_formats import _bar
+
+    assert _bar(1.2) == "█" * 13 + "│" + "█" * 3 + "░" * 4
+    assert _bar(0.5) == "█" * 7 + "░" * 6 + "│" + "░" * 7
+    assert _bar(float("inf")).count("█") == 20
+    dep = deploy(gpu="a10", max_model_len=2048)
+    plan = check(dep, CHAT)
+    found = fixes(catalog, dep, CHAT)
+    data = plan_to_dict(plan, found, serve_command(plan), None, "zh")
+    page = html_report(data, plan, found, "zh")
+    assert page.count("<td style='white-space:nowrap'>") == len(plan.checks)
+    assert "竖线处为 100%" in markdown_report(data, plan, found, "zh")

@@ -17,8 +17,11 @@ BAR_WIDTH = 20
 
 
 def _bar(ratio: float) -> str:
+    """need / limit on a 0-150 % scale, with "│" at 100 % of the limit."""
     filled = BAR_WIDTH if ratio == float("inf") else min(round(ratio * BAR_WIDTH / 1.5), BAR_WIDTH)
-    return "█" * filled + "░" * (BAR_WIDTH - filled)
+    cells = "█" * filled + "░" * (BAR_WIDTH - filled)
+    mark = round(BAR_WIDTH / 1.5)
+    return cells[:mark] + "│" + cells[mark:]
 
 
 def markdown_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
@@ -40,7 +43,7 @@ def markdown_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: st
         out.append(
             f"| {t(f'check.{c.name}')} | {t(f'status.{c.status}')} | `{_bar(c.ratio)}` | {headroom_line(c, lang)} |"
         )
-    out += ["", f"## {t('plan.fixes_title')}", ""]
+    out += ["", t("plan.bar_legend"), "", f"## {t('plan.fixes_title')}", ""]
     if not fixes:
         out.append(t("plan.no_fixes") if plan.verdict != "feasible" else t("plan.no_fix_needed"))
     for group, members in fix_groups(fixes):
@@ -91,7 +94,7 @@ def html_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
     for c in plan.checks:
         width = 100 if c.ratio == float("inf") else min(c.ratio / 1.5 * 100, 100)
         rows.append(
-            f"<tr><td>{t(f'check.{c.name}')}</td><td>{t(f'status.{c.status}')}</td>"
+            f"<tr><td>{t(f'check.{c.name}')}</td><td style='white-space:nowrap'>{t(f'status.{c.status}')}</td>"
             f"<td><div style='background:#e5e7eb;width:240px;height:14px;position:relative'>"
             f"<div style='background:{colors[c.status]};width:{width:.0f}%;height:14px'></div>"
             f"<div style='position:absolute;left:66.7%;top:-2px;height:18px;border-left:2px solid #111'></div>"
