@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.planning.pareto import candidate_to_dict, cost_front, search_to_dict, throughput_front
+from core.planning.pareto import search_to_dict
 from core.planning.requirement import Requirement
 from core.planning.search import MODES, SearchSpace, search
 from core.spec.catalog import load_catalog
@@ -23,10 +23,7 @@ COLORS = {"aggregated": "#2563eb", "disaggregated": "#d97706"}
 @st.cache_data(max_entries=16, show_spinner=False, hash_funcs=FAST_HASH)
 def _search(dep: Deployment, req: Requirement, _progress) -> dict:
     found = search(load_catalog(), dep, req, SearchSpace(), progress=_progress)
-    data = search_to_dict(found, MODES)
-    fronts = {"cost": cost_front(found), "throughput": throughput_front(found)}
-    data["fronts"] = {name: [candidate_to_dict(found, int(i)) for i in idx] for name, idx in fronts.items()}
-    return data
+    return search_to_dict(found, MODES)
 
 
 def _layout(p: dict) -> str:
@@ -93,7 +90,7 @@ def _load_point(chart_key: str, points: list[dict]) -> None:
     st.session_state["gpu"] = p["gpu"]
     st.session_state["tp"] = p["tp"]
     st.session_state["weights"] = p["weight_dtype"]
-    st.session_state["kv"] = AUTO if p["kv_dtype"] not in ("fp8",) else "fp8"
+    st.session_state["kv"] = "fp8" if p["kv_dtype"] == "fp8" else AUTO
     st.session_state["plan_replicas"] = p["replicas"]
     st.session_state["search_loaded"] = p
 
@@ -101,14 +98,14 @@ def _load_point(chart_key: str, points: list[dict]) -> None:
 def best_deployment_section(dep: Deployment, req: Requirement) -> None:
     st.subheader(t("search.title"))
     st.caption(t("search.caption"))
+    gpus = {g.id: g.name for g in load_catalog().gpus}
     if loaded := st.session_state.pop("search_loaded", None):
-        st.success(t("search.loaded", deployment=_label(loaded, {g.id: g.name for g in load_catalog().gpus})))
+        st.success(t("search.loaded", deployment=_label(loaded, gpus)))
     if not st.toggle(t("search.run"), key="search_on"):
         return
     bar = st.progress(0.0, text=t("search.progress"))
     data = _search(dep, req, lambda share: bar.progress(share, text=t("search.progress")))
     bar.progress(1.0, text=t("search.done", candidates=f"{data['candidates_evaluated']:,}"))
-    gpus = {g.id: g.name for g in load_catalog().gpus}
     st.markdown(
         t(
             "search.summary",
@@ -134,7 +131,7 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> None:
         if best["weight_dtype"] != dep.model.native_dtype or best["kv_dtype"] == "fp8":
             st.caption(t("search.quantized_caveat"))
     left, right = st.columns(2)
-    cost_points, speed_points = data["fronts"]["cost"], data["fronts"]["throughput"]
+    cost_points, speed_points = data["pareto"], data["pareto_throughput"]
     with left:
         _front_chart(cost_points, "search_cost_front", "cost", ("cost_per_million_output_tokens", "tpot_ms"), gpus)
     with right:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -74,7 +75,7 @@ class Plan:
             return "not_feasible"
         return "marginal" if "marginal" in statuses else "feasible"
 
-    @property
+    @cached_property
     def failing(self) -> tuple[Check, ...]:
         """The failed checks, worst (highest need / limit) first; weights that do not load come first
         whatever their ratio, since no other check can be met without them (the KV check's limit is

@@ -26,7 +26,7 @@ from core.planning.requirement import Requirement
 from core.planning.solve import GpuOption, gpu_options, min_gpus
 from core.spec import units
 from core.spec.catalog import Catalog
-from core.spec.changes import fp8_kv_change, smaller_weight_formats, wider_tp
+from core.spec.changes import HIGH_UTILIZATION, fp8_kv_change, smaller_weight_formats, wider_tp
 from core.spec.deployment import Deployment
 from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
@@ -35,10 +35,6 @@ from core.timing.host_link import host_read_seconds
 SIZE_SUFFIX = re.compile(r"-?\d+(\.\d+)?[BbMm]\b.*$")
 FIX_DRAFT_TOKENS = 4  # vLLM's examples and the EAGLE/draft-model defaults propose 3-5 tokens
 OTHER_GPUS_SHOWN = 3  # the cheapest alternatives; the Plan page lists every GPU separately
-RAISED_MEMORY_FRACTION = 0.95
-"""vLLM's memory fraction offered when the KV cache binds. vLLM's tuning guide (docs.vllm.ai,
-"Optimization and Tuning", preemption) advises raising gpu_memory_utilization when the KV cache is
-short; 0.95 still leaves 4 GB of an 80 GB GPU to the CUDA context and other processes."""
 CHANGES_THE_ANSWERS = frozenset({"caveat_quality", "caveat_kv_fp8", "caveat_context"})
 """Caveats of fixes that change what the user gets (quantized weights or KV, requests cut short)."""
 
@@ -162,11 +158,11 @@ def _lever_fixes(
             notice("caveat_prefix"),
             run(lambda: dep.with_levers(prefix=prefix)),
         )
-    if binding == "kv_cache" and dep.engine.release.engine == "vllm" and dep.memory_fraction < RAISED_MEMORY_FRACTION:
+    if binding == "kv_cache" and dep.engine.release.engine == "vllm" and dep.memory_fraction < HIGH_UTILIZATION:
         yield (
-            notice("fix_memory_fraction", fraction=f"{RAISED_MEMORY_FRACTION:.2f}"),
+            notice("fix_memory_fraction", fraction=f"{HIGH_UTILIZATION:.2f}"),
             notice("caveat_memory_fraction"),
-            run(lambda: dep.with_engine(gpu_memory_utilization=RAISED_MEMORY_FRACTION)),
+            run(lambda: dep.with_engine(gpu_memory_utilization=HIGH_UTILIZATION)),
         )
     if binding in ("weights", "kv_cache") and dep.gpu.host_link_bandwidth > 0:
         kv = next(c for c in current.checks if c.name == "kv_cache")

@@ -109,7 +109,7 @@ def plan_to_dict(
         },
         "launch": {
             "engine": plan.deployment.engine.release.engine,
-            "release": ".".join(str(v) for v in plan.deployment.engine.release.version),
+            "release": plan.deployment.engine.release.number,
             "command": command.command,
             "expected_log": list(command.expected_log),
             "needs_quantized_checkpoint": command.needs_quantized_checkpoint,

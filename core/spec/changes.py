@@ -17,7 +17,10 @@ QUANTIZED_WEIGHTS = ("fp8", "int8", "int4")
 """Weight formats to quantize to, most faithful first."""
 FP8_KV = KV_PRECISIONS["fp8"]
 HIGH_UTILIZATION = 0.95
-"""The gpu_memory_utilization suggested when more memory may go to the engine."""
+"""The gpu_memory_utilization suggested when more memory may go to the engine (the estimate's
+advice, and the Plan fix when vLLM's KV cache binds). vLLM's tuning guide (docs.vllm.ai,
+"Optimization and Tuning", preemption) advises raising it when the KV cache is short; 0.95 still
+leaves 4 GB of an 80 GB GPU to the CUDA context and other processes."""
 
 
 def smaller_weight_formats(dep: Deployment, names: tuple[str, ...] = QUANTIZED_WEIGHTS) -> tuple[Precision, ...]:

@@ -45,8 +45,13 @@ class Release:
     version: tuple[int, int, int]
 
     @property
+    def number(self) -> str:
+        """The release as written, e.g. "0.33.0"."""
+        return ".".join(str(v) for v in self.version)
+
+    @property
     def name(self) -> str:
-        return f"{ENGINES[self.engine]} {'.'.join(str(v) for v in self.version)}"
+        return f"{ENGINES[self.engine]} {self.number}"
 
     def at_least(self, version: tuple[int, int, int]) -> bool:
         return self.version >= version
