@@ -6,13 +6,14 @@ import numpy as np
 import streamlit as st
 
 from core.serving.load_sweep import load_sweep, predicted_rates, summarize
-from core.serving.traffic import LENGTH_DISTRIBUTIONS, Traffic, read_lengths_csv
+from core.serving.traffic import LENGTH_DISTRIBUTIONS, Traffic, longest_request, read_lengths_csv
 from core.spec import units
+from core.spec.engine_defaults import sized_max_model_len
 from ui import fmt, sim_charts
 from ui.i18n import t
 from ui.levers import active_summary
 from ui.safe import escape_markdown
-from ui.sidebar import require_scenario
+from ui.sidebar import max_model_len_is_auto, require_scenario
 from ui.sim_inputs import lengths, number, run_simulation, sweep_rates, traffic_mode
 
 st.title(t("lt.title"))
@@ -60,6 +61,10 @@ try:
         st.caption(t("lt.csv_loaded", rows=len(prompts)))
     else:
         prompts, answers = lengths(prompt_mean, distribution, spread), lengths(answer_mean, distribution, spread)
+    if max_model_len_is_auto():  # as simulate sizes it: the longest request drawn, else the model's context
+        longest = longest_request(prompts, answers)
+        sized = dep.model.max_context if longest is None else sized_max_model_len(longest, dep.model.max_context)
+        dep = dep.with_engine(max_model_len=sized)
     with st.spinner(t("lt.running_sim")):
         result = run_simulation(dep, traffic, count, prompts, answers, seed)
 except ValueError as err:

@@ -10,10 +10,11 @@ import streamlit as st
 
 from core.planning.cost import cost
 from core.planning.launch import serve_command
-from core.planning.report import headroom_line, plan_to_dict, price_text, verdict_sentence
+from core.planning.report import headroom_line, plan_to_dict, price_text, solvers_to_dict, verdict_sentence
 from core.planning.report_formats import csv_report, html_report, markdown_report
 from core.planning.requirement import Requirement
 from core.spec import units
+from core.spec.engine_defaults import sized_max_model_len
 from ui import fmt
 from ui.best_deployment import best_deployment_section
 from ui.i18n import lang, notice_text, t
@@ -21,7 +22,8 @@ from ui.levers import active_summary
 from ui.plan_inputs import apply_preset, load_kind, number
 from ui.planning import plan_bundle
 from ui.safe import escape_markdown
-from ui.sidebar import require_scenario
+from ui.share import view_link
+from ui.sidebar import max_model_len_is_auto, require_scenario
 
 st.title(t("plan.title"))
 st.caption(t("plan.subtitle"))
@@ -89,9 +91,9 @@ except ValueError as err:
     st.stop()
 if price > 0:
     dep = dataclasses.replace(dep, gpu=dataclasses.replace(dep.gpu, price_per_hour=price))
-if dep.max_model_len < req.longest_request <= dep.model.max_context:
-    st.info(t("plan.max_model_len_raised", tokens=req.longest_request, sidebar=dep.max_model_len))
-    dep = dep.with_engine(max_model_len=req.longest_request)
+if max_model_len_is_auto():  # the same rule as check: sized to the P95 request
+    dep = dep.with_engine(max_model_len=sized_max_model_len(req.longest_request, dep.model.max_context))
+    st.caption(t("plan.max_model_len_sized", tokens=f"{dep.max_model_len:,}", request=f"{req.longest_request:,}"))
 
 bundle = plan_bundle(dep, req)
 plan = bundle.plan
@@ -204,7 +206,14 @@ if command.needs_quantized_checkpoint:
 st.markdown(t("plan.expected_log"))
 st.code("\n".join(command.expected_log), language="text")
 
-data = plan_to_dict(plan, bundle.fixes, command, money, lang())
+solvers = solvers_to_dict(
+    bundle.max_load,
+    bundle.max_prompt,
+    bundle.min_gpus,
+    bundle.gpu_options,
+    {o.gpu_id: o.gpu_name for o in bundle.gpu_options},
+)
+data = plan_to_dict(plan, bundle.fixes, command, money, lang(), solvers=solvers, link=view_link())
 cols = st.columns(4)
 cols[0].download_button(
     t("plan.download_md"),

@@ -23,7 +23,7 @@ PAGES = [
     "pages/compare_page.py",
     "pages/catalog_page.py",
 ]
-DEFAULT = {"model": "llama-3.1-8b", "gpu": "a10", "max_model_len": 8192}
+DEFAULT = {"model": "llama-3.1-8b", "gpu": "a10", "max_model_len": 4096}  # auto for 2048 + 512
 DEFAULT_WORK = Workload(input_len=2048, output_len=512, batch=16)
 
 

@@ -6,6 +6,8 @@ import os
 
 # No test touches the network: the Hub is offline unless a test serves it itself (tests/test_hub.py)
 os.environ["HF_HUB_OFFLINE"] = "1"
+# Reports carry their date; a fixed one keeps the CLI's golden outputs byte-identical (reproducible builds)
+os.environ["SOURCE_DATE_EPOCH"] = "1764633600"  # 2025-12-02 00:00 UTC
 
 import pytest
 

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import html
+import io
 import json
 
 import pytest
 
+from core.messages import message
 from core.planning.check import check, in_flight_requests
 from core.planning.cost import cost
 from core.planning.fixes import family, fixes
 from core.planning.launch import serve_command
 from core.planning.presets import load_presets
-from core.planning.report import plan_to_dict, verdict_sentence
+from core.planning.report import plan_to_dict, solvers_to_dict, verdict_sentence
 from core.planning.report_formats import csv_report, html_report, markdown_report
 from core.planning.requirement import Requirement
-from core.planning.solve import max_prompt_len, max_users, min_gpus, passes
+from core.planning.solve import gpu_options, max_prompt_len, max_users, min_gpus, passes
 from core.spec import units
 from core.timing.steady_state import steady_state
 
@@ -224,8 +228,44 @@ def test_reports_carry_the_verdict_and_escape_html(deploy, catalog):
     assert "不可行" in chinese
     page = html_report(data, plan, found)
     assert page.startswith("<!doctype html>") and "<script" not in page
-    rows = csv_report(data).splitlines()
-    assert rows[0].startswith("kind,name,status") and len(rows) == 1 + len(plan.checks) + len(found)
+    rows = list(csv.reader(io.StringIO(csv_report(data))))
+    assert rows[0][:3] == ["kind", "name", "status"]
+    kinds = [row[0] for row in rows[1:]]
+    assert kinds.count("check") == len(plan.checks) and kinds.count("fix") == len(found)
+    assert kinds.count("report") == 3 and kinds.count("input") == len(data["inputs"])
+
+
+def test_reports_carry_every_section_of_the_page(deploy, catalog, monkeypatch):
+    """Date (SOURCE_DATE_EPOCH honoured), tool version, restoring link, the inputs in words, the
+    operating point, the limits of the setup and the cheapest GPUs, in Markdown, HTML and CSV."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764633600")  # 2025-12-02 00:00 UTC
+    dep = deploy(gpu="a10", max_model_len=2048)
+    plan = check(dep, CHAT)
+    found = fixes(catalog, dep, CHAT)
+    options = gpu_options(catalog, dep, CHAT, limit=3)
+    solvers = solvers_to_dict(
+        max_users(dep, CHAT),
+        max_prompt_len(dep, CHAT),
+        min_gpus(dep, CHAT),
+        options,
+        {g.id: g.name for g in catalog.gpus},
+    )
+    link = "http://localhost:8501/plan?model=llama-3.1-8b&gpu=a10&users=50"
+    for lang, words in (("en", "50 users, 30 s think time"), ("zh", "50 个用户，两次请求间思考 30 秒")):
+        data = plan_to_dict(plan, found, serve_command(plan), cost(plan, 1.29), lang, solvers=solvers, link=link)
+        assert data["report"]["generated_at"] == "2025-12-02 00:00 UTC"
+        assert data["report"]["tool_version"] not in ("", None)
+        markdown, page = markdown_report(data, plan, found, lang), html_report(data, plan, found, lang)
+        for text in (markdown, page):
+            assert "2025-12-02 00:00 UTC" in text and data["report"]["tool_version"] in text
+            assert words in text and "Llama-3.1-8B (llama-3.1-8b)" in text
+            assert message("plan.max_users", lang) in text and message("plan.cheapest", lang) in text
+            assert catalog.gpu(options[0].gpu_id).name in text
+            assert f"{data['ttft_ms']:,.0f} ms" in text  # the operating point
+        assert link in markdown and html.escape(link) in page
+    assert "gpu_memory_utilization" not in "".join(row["label"] for row in data["inputs"])  # words, not keys
+    kinds = [row[0] for row in csv.reader(io.StringIO(csv_report(data)))]
+    assert kinds.count("gpu_option") == len(options) and kinds.count("limit") == 3
 
 
 def test_check_cli_json(cli):

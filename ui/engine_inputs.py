@@ -42,7 +42,6 @@ LENGTHS = (
 BATCH_TOKENS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 MAX_SEQS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 BLOCK_SIZES = (8, 16, 32, 64, 128)
-DEFAULT_MAX_MODEL_LEN = 8192
 AUTO = "auto"
 
 EFFICIENCY_SLIDERS = (
@@ -121,8 +120,7 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
     release = _release_inputs()
     if isinstance(release, str):
         return release
-    choices = sorted({n for n in LENGTHS if n < model.max_context} | {model.max_context})
-    default_len = min(DEFAULT_MAX_MODEL_LEN, model.max_context)
+    choices = [AUTO, *sorted({n for n in LENGTHS if n < model.max_context} | {model.max_context})]
     fraction = default_memory_fraction(release, gpu.memory_bytes, tp, 1, model.mla is not None)
     # the engine's default is passed every run (not only while the session has no value): it is
     # the same until the engine, the release or the GPU changes, when the input is reset to it
@@ -139,7 +137,7 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
     max_model_len = st.select_slider(
         "max_model_len",
         choices,
-        value=default_len,
+        value=AUTO,
         key="max_model_len",
         bind="query-params",
         help=t("engine.max_model_len_help"),
@@ -166,7 +164,7 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
         return EngineConfig(
             release=release,
             gpu_memory_utilization=utilization,
-            max_model_len=max_model_len,
+            max_model_len=None if max_model_len == AUTO else max_model_len,
             max_num_batched_tokens=None if batched == AUTO else batched,
             max_num_seqs=None if seqs == AUTO else seqs,
             block_size=None if block == AUTO else block,

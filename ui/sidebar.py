@@ -14,6 +14,7 @@ from core.spec import units
 from core.spec.catalog import Catalog
 from core.spec.deployment import Deployment, Workload
 from core.spec.engine import Parallelism, tensor_split_error
+from core.spec.engine_defaults import sized_max_model_len
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
@@ -152,6 +153,9 @@ def _store_scenario(
         if fix := st.session_state.get("overhead_fix", 0.0):  # a calibration from the Validation page
             deployment = Calibration(overhead_correction_bytes=fix * units.GiB).apply(deployment)
         workload = Workload(input_len=input_len, output_len=output_len, batch=batch)
+        if engine.max_model_len is None:  # auto: sized to this scenario's request, as estimate does
+            sized = sized_max_model_len(workload.request_len, model.max_context)
+            deployment = deployment.with_engine(max_model_len=sized)
         if workload.request_len > deployment.max_model_len:
             raise ValueError(
                 t("error.request_too_long", tokens=workload.request_len, max_model_len=deployment.max_model_len)
@@ -164,6 +168,12 @@ def _store_scenario(
 def _model_changed(models) -> None:
     clear_search(models)
     reset_engine_fraction()  # SGLang's default fraction depends on MLA
+
+
+def max_model_len_is_auto() -> bool:
+    """Whether the sidebar leaves max_model_len to the tool's rule (sized to each page's longest
+    request, :func:`core.spec.engine_defaults.sized_max_model_len`) rather than a value the user chose."""
+    return st.session_state.get("max_model_len", AUTO) == AUTO
 
 
 def require_scenario() -> Scenario:

@@ -19,6 +19,7 @@ from core.spec import units
 from core.spec.catalog import Catalog, resolve, resolve_model
 from core.spec.deployment import Deployment
 from core.spec.engine import EngineConfig, Parallelism
+from core.spec.engine_defaults import sized_max_model_len
 from core.spec.names import ModelMatch
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
 from core.spec.release import CURRENT, ENGINES, Release, parse_release
@@ -146,11 +147,16 @@ def release_from_args(args: argparse.Namespace) -> Release:
 
 
 def deployment_from_args(
-    args: argparse.Namespace, catalog: Catalog, max_model_len: int | None
+    args: argparse.Namespace, catalog: Catalog, longest_request: int | None
 ) -> tuple[Deployment, ModelMatch]:
-    """The deployment the arguments describe, and what ``--model`` resolved to."""
+    """The deployment the arguments describe, and what ``--model`` resolved to. max_model_len is
+    ``--max-model-len`` when given, else sized to ``longest_request``
+    (:func:`core.spec.engine_defaults.sized_max_model_len`), else the engine's default (the model's context)."""
     match = resolve(args.model, catalog, online=True)
     model = match.deployed_model()
+    max_model_len = args.max_model_len
+    if max_model_len is None and longest_request is not None:
+        max_model_len = sized_max_model_len(longest_request, model.max_context)
     try:
         gpu = catalog.gpu(args.gpu)
     except KeyError:

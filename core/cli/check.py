@@ -15,7 +15,7 @@ from core.planning.cost import cost
 from core.planning.fixes import fixes
 from core.planning.launch import serve_command
 from core.planning.presets import load_presets
-from core.planning.report import format_plan, plan_to_dict
+from core.planning.report import format_plan, plan_to_dict, solvers_to_dict
 from core.planning.requirement import Requirement
 from core.planning.solve import gpu_options, max_prompt_len, max_users, min_gpus
 from core.spec import units
@@ -79,38 +79,23 @@ def requirement_from_args(args: argparse.Namespace) -> Requirement:
 def run_check(args: argparse.Namespace) -> str:
     catalog = load_catalog()
     req = requirement_from_args(args)
-    dep, match = deployment_from_args(args, catalog, args.max_model_len or req.longest_request)
+    dep, match = deployment_from_args(args, catalog, req.longest_request)
     price = args.price_per_gpu_hour if args.price_per_gpu_hour is not None else dep.gpu.price_per_hour
     if price is not None:
         dep = dataclasses.replace(dep, gpu=dataclasses.replace(dep.gpu, price_per_hour=price))
     plan = check(dep, req)
     options = gpu_options(catalog, dep, req, limit=CHEAPEST_SHOWN + 1)
     found = fixes(catalog, dep, req, options) if plan.verdict != "feasible" else []
-    data = plan_to_dict(plan, found, serve_command(plan), cost(plan, price) if price else None, args.lang)
+    solvers = solvers_to_dict(
+        max_users(dep, req),
+        max_prompt_len(dep, req),
+        min_gpus(dep, req),
+        options[:CHEAPEST_SHOWN],
+        {g.id: g.name for g in catalog.gpus},
+    )
+    money = cost(plan, price) if price else None
+    data = plan_to_dict(plan, found, serve_command(plan), money, args.lang, solvers=solvers)
     data["model_match"] = match.as_dict(dep.weights.name)
-    sizing = min_gpus(dep, req)
-    data["solvers"] = {
-        "max_load": max_users(dep, req),
-        "max_prompt_len": max_prompt_len(dep, req),
-        "min_gpus": None
-        if sizing is None
-        else {
-            "num_gpus": sizing.num_gpus,
-            "tp": sizing.tp,
-            "replicas": sizing.replicas,
-            "verdict": sizing.plan.verdict,
-        },
-        "cheapest_gpus": [
-            {
-                "gpu": o.gpu_id,
-                "num_gpus": o.sizing.num_gpus,
-                "tp": o.sizing.tp,
-                "replicas": o.sizing.replicas,
-                "cost_per_hour": o.cost_per_hour,
-            }
-            for o in options[:CHEAPEST_SHOWN]
-        ],
-    }
     if args.json:
         return json.dumps(data, indent=2, ensure_ascii=False)
     return f"model: {data['model_match']['summary']}\n" + format_plan(data, plan, found, args.lang)

@@ -40,20 +40,24 @@ def build_parser() -> argparse.ArgumentParser:
     lister.add_argument("--json", action="store_true", help="print JSON")
 
     est = sub.add_parser("estimate", help="memory, concurrency, latency and throughput of one setup")
-    deployment_arguments(est, max_model_len_default="the model's maximum context")
+    deployment_arguments(est, max_model_len_default="--input-len + --output-len, rounded up to a power of two")
     est.add_argument("--input-len", type=int, default=1024, help="prompt tokens per request (default 1024)")
     est.add_argument("--output-len", type=int, default=256, help="answer tokens per request (default 256)")
     est.add_argument("--batch", type=int, default=1, help="concurrent requests (default 1)")
     est.add_argument("--json", action="store_true", help="print one JSON object")
 
     chk = sub.add_parser("check", help="can this setup serve a load within SLOs: verdict, binding limit, fixes")
-    deployment_arguments(chk, max_model_len_default="the P95 prompt + P95 answer")
+    deployment_arguments(chk, max_model_len_default="the P95 prompt + P95 answer, rounded up to a power of two")
     add_requirement_arguments(chk)
     chk.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text (default en)")
     chk.add_argument("--json", action="store_true", help="print one JSON object")
 
     sim = sub.add_parser("simulate", help="simulate continuous batching under traffic: latency percentiles")
-    deployment_arguments(sim, max_model_len_default="the model's maximum context")
+    deployment_arguments(
+        sim,
+        max_model_len_default="the longest prompt + the longest answer, rounded up to a power of two "
+        "(the model's context for log-normal lengths)",
+    )
     add_simulate_arguments(sim)
 
     found = sub.add_parser("search", help="the best deployment for a load: GPU types, layouts, formats, modes")
@@ -65,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _estimate(args: argparse.Namespace) -> str:
-    deployment, match = deployment_from_args(args, load_catalog(), args.max_model_len)
+    deployment, match = deployment_from_args(args, load_catalog(), args.input_len + args.output_len)
     workload = Workload(input_len=args.input_len, output_len=args.output_len, batch=args.batch)
     effects = what_if(deployment, workload)
     model_match = match.as_dict(deployment.weights.name)

@@ -10,7 +10,7 @@ from pathlib import Path
 from core.cli.args import UsageError, deployment_from_args
 from core.serving.load_sweep import summarize
 from core.serving.simulate import simulate
-from core.serving.traffic import LENGTH_DISTRIBUTIONS, Lengths, Traffic, read_lengths_csv
+from core.serving.traffic import LENGTH_DISTRIBUTIONS, Lengths, Traffic, longest_request, read_lengths_csv
 from core.spec import units
 from core.spec.catalog import load_catalog
 
@@ -51,8 +51,7 @@ def run_simulate(args: argparse.Namespace) -> str:
     else:
         prompts = Lengths(mean=args.input_len, distribution=args.length_dist, spread=args.length_spread)
         answers = Lengths(mean=args.output_len, distribution=args.length_dist, spread=args.length_spread)
-    default_len = int(prompts.max() + answers.max()) if args.lengths_csv else None
-    dep, match = deployment_from_args(args, load_catalog(), args.max_model_len or default_len)
+    dep, match = deployment_from_args(args, load_catalog(), longest_request(prompts, answers))
     start = time.perf_counter()
     result = simulate(dep, traffic, args.num_requests, prompts, answers, args.seed)
     elapsed = time.perf_counter() - start

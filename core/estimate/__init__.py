@@ -4,6 +4,7 @@ throughput (``result``), over grids (``sweep``), with each lever against itself 
 
 __all__ = [
     "advice",  # fit_suggestions
+    "provenance",  # date, tool version, restoring link and plain-words inputs of every export
     "report",  # estimate_to_dict, format_estimate, model_to_dict, gpu_to_dict
     "result",  # Estimate, estimate
     "scope",  # the batch that runs; arriving together vs closed-loop clients

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.estimate.provenance import deployment_inputs, provenance
 from core.messages import message
 from core.planning.check import Check, Plan
 from core.planning.cost import Cost
 from core.planning.fixes import Fix
 from core.planning.launch import ServeCommand
+from core.planning.requirement import Requirement
+from core.planning.solve import GpuOption, Sizing
 from core.spec import units
 
 
@@ -53,14 +56,88 @@ def _plan_numbers(plan: Plan) -> dict[str, Any]:
     }
 
 
-def plan_to_dict(
-    plan: Plan, fixes: list[Fix], command: ServeCommand, cost: Cost | None, lang: str = "en"
+def requirement_inputs(req: Requirement, lang: str = "en") -> list[tuple[str, str]]:
+    """The load and the service levels as (label, value) pairs in words."""
+    t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
+    load = {
+        "users": lambda: t("report.load_users", users=f"{req.users:,}", think=f"{req.think_time_s:g}"),
+        "in_flight": lambda: t("report.load_in_flight", in_flight=f"{req.in_flight:,}"),
+        "rate": lambda: t("report.load_rate", rate=f"{req.rate_per_s:g}"),
+    }[req.load]()
+    rows = [
+        (t("report.load"), load),
+        (t("report.prompt"), t("report.length_p95", tokens=f"{req.prompt_len:,}", p95=f"{req.p95_prompt:,}")),
+        (t("report.answer"), t("report.length_p95", tokens=f"{req.answer_len:,}", p95=f"{req.p95_answer:,}")),
+        (
+            t("report.ttft_slo"),
+            t("report.none") if req.ttft_slo_s is None else f"≤ {req.ttft_slo_s / units.MS:,.0f} ms (P95)",
+        ),
+        (
+            t("report.user_speed"),
+            t("report.none")
+            if req.tpot_slo_s is None
+            else t(
+                "report.user_speed_value", rate=f"{1 / req.tpot_slo_s:,.3g}", tpot=f"{req.tpot_slo_s / units.MS:,.3g}"
+            ),
+        ),
+        (t("report.replicas"), f"{req.replicas:,}"),
+    ]
+    if req.shared_prefix_len:
+        rows.append((t("report.shared_prefix"), t("report.tokens", tokens=f"{req.shared_prefix_len:,}")))
+    return rows
+
+
+def solvers_to_dict(
+    max_load: float, max_prompt: int, sizing: Sizing | None, options: list[GpuOption], names: dict[str, str]
 ) -> dict[str, Any]:
-    """The public JSON shape of ``python -m core check --json`` (see README)."""
+    """The setup's limits (max load, longest prompt, fewest GPUs) and the cheapest catalog GPUs."""
+    return {
+        "max_load": max_load,
+        "max_prompt_len": max_prompt,
+        "min_gpus": None
+        if sizing is None
+        else {
+            "num_gpus": sizing.num_gpus,
+            "tp": sizing.tp,
+            "replicas": sizing.replicas,
+            "verdict": sizing.plan.verdict,
+        },
+        "cheapest_gpus": [
+            {
+                "gpu": o.gpu_id,
+                "gpu_name": names.get(o.gpu_id, o.gpu_id),
+                "num_gpus": o.sizing.num_gpus,
+                "tp": o.sizing.tp,
+                "replicas": o.sizing.replicas,
+                "cost_per_hour": o.cost_per_hour,
+                "verdict": o.sizing.plan.verdict,
+            }
+            for o in options
+        ],
+    }
+
+
+def plan_to_dict(
+    plan: Plan,
+    fixes: list[Fix],
+    command: ServeCommand,
+    cost: Cost | None,
+    lang: str = "en",
+    *,
+    solvers: dict[str, Any] | None = None,
+    link: str | None = None,
+) -> dict[str, Any]:
+    """The public JSON shape of ``python -m core check --json`` and of the Plan page's reports (README):
+    the numbers, the inputs as keys and in words, the date, the tool version and the restoring link."""
     dep, req = plan.deployment, plan.requirement
     return {
+        "report": provenance(link),
         **_plan_numbers(plan),
         "summary": verdict_sentence(plan, lang),
+        "inputs": [
+            {"label": label, "value": value}
+            for label, value in deployment_inputs(dep, lang) + requirement_inputs(req, lang)
+        ],
         "worst_case_in_flight": plan.worst_case_in_flight,
         "requirement": {
             "load": req.load,
@@ -107,6 +184,7 @@ def plan_to_dict(
             else None,
             "per_user_month_usd": None if cost.per_user_month is None else round(cost.per_user_month, 2),
         },
+        "solvers": solvers,
         "launch": {
             "engine": plan.deployment.engine.release.engine,
             "release": plan.deployment.engine.release.number,

@@ -1,19 +1,28 @@
-"""A plan as a document to share: Markdown (with headroom bars to the 100 % mark), HTML and CSV,
-built from :func:`core.planning.report.plan_to_dict` and the message catalog."""
+"""A plan as a document to share: Markdown (with headroom bars to the 100 % mark), HTML and CSV.
+
+Both documents are drawn from one list of sections (:func:`sections`), built from
+:func:`core.planning.report.plan_to_dict` and the message catalog, so they carry the same content as
+the Plan page: provenance (date, tool version, restoring link), the inputs in words, the verdict and
+operating point, the checks, the fixes in their groups, the setup's limits and the cheapest catalog
+GPUs, the cost, the best deployment when it was searched, and the launch command with its log.
+"""
 
 from __future__ import annotations
 
 import csv
 import html
 import io
+from dataclasses import dataclass
 from typing import Any
 
+from core.estimate.provenance import header_lines
 from core.messages import message
 from core.planning.check import Plan
 from core.planning.fixes import Fix
 from core.planning.report import fix_groups, headroom_line, price_text
 
 BAR_WIDTH = 20
+STATUS_COLORS = {"ok": "#16a34a", "marginal": "#d97706", "failed": "#dc2626"}
 
 
 def _bar(ratio: float) -> str:
@@ -24,118 +33,238 @@ def _bar(ratio: float) -> str:
     return cells[:mark] + "│" + cells[mark:]
 
 
-def markdown_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
-    """One page for an email or a ticket: verdict, inputs, checks, fixes, cost, vLLM command."""
+@dataclass(frozen=True)
+class Block:
+    """One piece of a section: ``kind`` p (a paragraph), strong (a bold paragraph), list (items),
+    table (a header row and rows), checks (the headroom table with bars), code (preformatted)."""
+
+    kind: str
+    items: tuple = ()
+    header: tuple = ()
+
+
+def _money(value: float | None) -> str:
+    return "∞" if value is None else f"{value:,.2f}"
+
+
+def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> list[tuple[str, list[Block]]]:
+    """The report's sections in page order, as (title, blocks); the first has the document's title."""
     t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
-    req, dep = data["requirement"], data["deployment"]
-    out = [f"# {t('plan.report_title')}", "", f"**{data['summary']}**", "", f"## {t('plan.inputs')}", ""]
-    out += [f"- {key}: {value}" for key, value in {**dep, **req}.items() if value is not None]
-    out += [
-        "",
-        t("plan.in_flight_line", in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight),
-        "",
-        f"## {t('plan.checks')}",
-        "",
-        f"| {t('plan.check')} | {t('plan.status')} | | |",
-        "|---|---|---|---|",
-    ]
-    for c in plan.checks:
-        out.append(
-            f"| {t(f'check.{c.name}')} | {t(f'status.{c.status}')} | `{_bar(c.ratio)}` | {headroom_line(c, lang)} |"
-        )
-    out += ["", t("plan.bar_legend"), "", f"## {t('plan.fixes_title')}", ""]
-    if not fixes:
-        out.append(t("plan.no_fixes") if plan.verdict != "feasible" else t("plan.no_fix_needed"))
-    for group, members in fix_groups(fixes):
-        out += [f"**{t(f'plan.fix_group_{group}')}**", ""]
-        for fix in members:
-            caveat = f" — {fix.caveat.text(lang)}" if fix.caveat else ""
-            out.append(
-                f"- **{fix.lever.text(lang)}**: {fix.num_gpus} GPU · {price_text(fix.cost_per_hour, lang)} · "
-                f"{headroom_line(fix.plan.binding, lang)}{caveat}"
-            )
-        out.append("")
-    if data["cost"]:
-        c = data["cost"]
-        out += [
-            "",
-            f"## {t('plan.cost')}",
-            "",
-            t(
-                "plan.cost_line",
-                per_hour=c["per_hour_usd"],
-                per_million=c["per_million_output_tokens_usd"] or "∞",
-                per_user=c["per_user_month_usd"] or "-",
+    inputs = tuple(f"{row['label']}: {row['value']}" for row in data["inputs"])
+    top = [Block("p", tuple(header_lines(data["report"], lang))), Block("strong", (data["summary"],))]
+    top.append(
+        Block("p", (t("plan.in_flight_line", in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight),))
+    )
+    top.append(
+        Block(
+            "p",
+            (
+                t(
+                    "report.operating_point",
+                    ttft=f"{data['ttft_ms']:,.0f}",
+                    tpot="∞" if data["tpot_ms"] is None else f"{data['tpot_ms']:,.1f}",
+                    e2e=f"{data['e2e_ms']:,.0f}",
+                    rate=f"{data['output_tokens_per_s']:,.0f}",
+                ),
             ),
+        )
+    )
+    out = [(t("plan.report_title"), top), (t("plan.inputs"), [Block("list", inputs)])]
+    out.append((t("plan.checks"), [Block("checks", tuple(plan.checks)), Block("p", (t("plan.bar_legend"),))]))
+    fix_blocks = []
+    if not fixes:
+        fix_blocks.append(Block("p", (t("plan.no_fixes") if plan.verdict != "feasible" else t("plan.no_fix_needed"),)))
+    for group, members in fix_groups(fixes):
+        fix_blocks.append(Block("strong", (t(f"plan.fix_group_{group}"),)))
+        fix_blocks.append(
+            Block(
+                "list",
+                tuple(
+                    f"{f.lever.text(lang)}: {f.num_gpus} GPU · {price_text(f.cost_per_hour, lang)} · "
+                    f"{headroom_line(f.plan.binding, lang)}" + (f" — {f.caveat.text(lang)}" if f.caveat else "")
+                    for f in members
+                ),
+            )
+        )
+    out.append((t("plan.fixes_title"), fix_blocks))
+    if solvers := data.get("solvers"):
+        out.append((t("plan.solvers"), _solver_blocks(solvers, lang)))
+    if c := data["cost"]:
+        line = t(
+            "plan.cost_line",
+            per_hour=_money(c["per_hour_usd"]),
+            per_million=_money(c["per_million_output_tokens_usd"]),
+            per_user=c["per_user_month_usd"] if c["per_user_month_usd"] is not None else "-",
+        )
+        out.append((t("plan.cost"), [Block("p", (line,))]))
+    if found := data.get("search"):
+        out.append((t("report.best_title"), _search_blocks(found, lang)))
+    launch = data["launch"]
+    out.append(
+        (
+            t("plan.command"),
+            [
+                Block("code", (launch["command"],)),
+                Block("p", (t("plan.expected_log"),)),
+                Block("code", tuple(launch["expected_log"])),
+            ],
+        )
+    )
+    return out
+
+
+def _solver_blocks(solvers: dict[str, Any], lang: str) -> list[Block]:
+    t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
+    sizing = solvers["min_gpus"]
+    fewest = (
+        t("plan.min_gpus_value", gpus=sizing["num_gpus"], replicas=sizing["replicas"], tp=sizing["tp"])
+        if sizing
+        else t("plan.none")
+    )
+    limits = (
+        f"{t('plan.max_users')}: {solvers['max_load']:,.4g}" if solvers["max_load"] > 0 else t("plan.none"),
+        f"{t('plan.max_prompt')}: {solvers['max_prompt_len']:,}" if solvers["max_prompt_len"] > 0 else t("plan.none"),
+        f"{t('plan.min_gpus')}: {fewest}",
+    )
+    blocks = [Block("list", limits)]
+    if options := solvers["cheapest_gpus"]:
+        rows = tuple(
+            (
+                o["gpu_name"],
+                str(o["num_gpus"]),
+                f"{o['replicas']} × tp {o['tp']}",
+                price_text(o["cost_per_hour"], lang),
+                t(f"status.{'ok' if o['verdict'] == 'feasible' else 'marginal'}"),
+            )
+            for o in options
+        )
+        header = ("GPU", "GPUs", t("plan.layout"), "USD/h", t("plan.status"))
+        blocks += [
+            Block("strong", (t("plan.cheapest"),)),
+            Block("table", rows, header),
+            Block("p", (t("plan.cheapest_caption"),)),
         ]
-    out += [
-        "",
-        f"## {t('plan.command')}",
-        "",
-        "```bash",
-        data["launch"]["command"],
-        "```",
-        "",
-        t("plan.expected_log"),
-        "",
-        "```",
-        *data["launch"]["expected_log"],
-        "```",
-        "",
-    ]
+    return blocks
+
+
+def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
+    line = message(
+        "report.best_line",
+        lang,
+        candidates=f"{found['candidates_evaluated']:,}",
+        modes=", ".join(found["modes_evaluated"]),
+        meeting=f"{found['meeting_slo']:,}",
+    )
+    header = ("GPU", "GPUs", "tp × pp", "mode", "weights / KV", "USD/h", "USD/1M", "TTFT ms", "TPOT ms", "SLO")
+    rows = tuple(
+        (
+            p["gpu"],
+            str(p["num_gpus"]),
+            f"{p['tp']} × {p['pp']}",
+            p["mode"]
+            if p["prefill_instances"] is None
+            else f"{p['mode']} {p['prefill_instances']}P{p['decode_instances']}D",
+            f"{p['weight_dtype']} / {p['kv_dtype']}",
+            "-" if p["cost_per_hour"] is None else f"{p['cost_per_hour']:,.2f}",
+            "-" if p["cost_per_million_output_tokens"] is None else f"{p['cost_per_million_output_tokens']:,.3f}",
+            f"{p['ttft_ms']:,.0f}" if p["ttft_ms"] is not None else "∞",
+            f"{p['tpot_ms']:,.1f}" if p["tpot_ms"] is not None else "∞",
+            "✓" if p["meets_slo"] else "✗",
+        )
+        for p in found["pareto"]
+    )
+    return [Block("p", (line,)), Block("table", rows, header)]
+
+
+def markdown_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+    """One page for an email or a ticket, with every section of the Plan page (module docstring)."""
+    out: list[str] = []
+    for n, (title, blocks) in enumerate(sections(data, plan, fixes, lang)):
+        out += [f"{'#' if n == 0 else '##'} {title}", ""]
+        for block in blocks:
+            out += [*_markdown_block(block, lang), ""]
     return "\n".join(out)
 
 
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _markdown_block(block: Block, lang: str) -> list[str]:
+    if block.kind == "p":
+        return ["  \n".join(block.items)]
+    if block.kind == "strong":
+        return [f"**{block.items[0]}**"]
+    if block.kind == "list":
+        return [f"- {item}" for item in block.items]
+    if block.kind == "code":
+        return ["```", *block.items, "```"]
+    if block.kind == "checks":
+        t = lambda key: message(key, lang)  # noqa: E731
+        rows = [f"| {t('plan.check')} | {t('plan.status')} | | |", "|---|---|---|---|"]
+        return rows + [
+            f"| {t(f'check.{c.name}')} | {t(f'status.{c.status}')} | `{_bar(c.ratio)}` | {headroom_line(c, lang)} |"
+            for c in block.items
+        ]
+    lines = ["| " + " | ".join(_cell(h) for h in block.header) + " |", "|" + "---|" * len(block.header)]
+    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in block.items]
+
+
 def html_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
-    """The Markdown report's content as a self-contained HTML page with headroom bars."""
-    t = lambda key, **kw: html.escape(message(key, lang, **kw))  # noqa: E731
-    colors = {"ok": "#16a34a", "marginal": "#d97706", "failed": "#dc2626"}
-    rows = []
-    for c in plan.checks:
-        width = 100 if c.ratio == float("inf") else min(c.ratio / 1.5 * 100, 100)
-        rows.append(
-            f"<tr><td>{t(f'check.{c.name}')}</td><td style='white-space:nowrap'>{t(f'status.{c.status}')}</td>"
-            f"<td><div style='background:#e5e7eb;width:240px;height:14px;position:relative'>"
-            f"<div style='background:{colors[c.status]};width:{width:.0f}%;height:14px'></div>"
-            f"<div style='position:absolute;left:66.7%;top:-2px;height:18px;border-left:2px solid #111'></div>"
-            f"</div></td><td>{html.escape(headroom_line(c, lang))}</td></tr>"
-        )
-    fix_items = "".join(
-        f"<li>{t(f'plan.fix_group_{group}')}<ul>"
-        + "".join(
-            f"<li><b>{html.escape(f.lever.text(lang))}</b>: {f.num_gpus} GPU · "
-            f"{html.escape(price_text(f.cost_per_hour, lang))} · "
-            f"{html.escape(headroom_line(f.plan.binding, lang))}"
-            f"{' — ' + html.escape(f.caveat.text(lang)) if f.caveat else ''}</li>"
-            for f in members
-        )
-        + "</ul></li>"
-        for group, members in fix_groups(fixes)
-    )
-    inputs = "".join(
-        f"<li>{html.escape(str(k))}: {html.escape(str(v))}</li>"
-        for k, v in {**data["deployment"], **data["requirement"]}.items()
-        if v is not None
-    )
-    expected = html.escape("\n".join(data["launch"]["expected_log"]))
+    """The Markdown report's sections as a self-contained HTML page with headroom bars."""
+    parts = []
+    for n, (title, blocks) in enumerate(sections(data, plan, fixes, lang)):
+        tag = "h1" if n == 0 else "h2"
+        parts.append(f"<{tag}>{html.escape(title)}</{tag}>")
+        parts += [_html_block(block, lang) for block in blocks]
+    title = html.escape(message("plan.report_title", lang))
     return (
-        f"<!doctype html><html lang='{lang}'><meta charset='utf-8'><title>{t('plan.report_title')}</title>"
-        "<body style='font-family:system-ui,sans-serif;max-width:900px;margin:2em auto'>"
-        f"<h1>{t('plan.report_title')}</h1><p><b>{html.escape(data['summary'])}</b></p>"
-        f"<h2>{t('plan.inputs')}</h2><ul>{inputs}</ul>"
-        f"<p>{t('plan.in_flight_line', in_flight=f'{plan.in_flight:,.1f}', worst=plan.worst_case_in_flight)}</p>"
-        f"<h2>{t('plan.checks')}</h2><table>{''.join(rows)}</table><p><small>{t('plan.bar_legend')}</small></p>"
-        f"<h2>{t('plan.fixes_title')}</h2><ul>{fix_items}</ul>"
-        f"<h2>{t('plan.command')}</h2><pre>{html.escape(data['launch']['command'])}</pre>"
-        f"<p>{t('plan.expected_log')}</p><pre>{expected}</pre></body></html>"
+        f"<!doctype html><html lang='{lang}'><meta charset='utf-8'><title>{title}</title>"
+        "<body style='font-family:system-ui,sans-serif;max-width:960px;margin:2em auto'>"
+        + "".join(parts)
+        + "</body></html>"
     )
+
+
+def _html_block(block: Block, lang: str) -> str:
+    e = html.escape
+    if block.kind == "p":
+        return "<p>" + "<br>".join(e(i) for i in block.items) + "</p>"
+    if block.kind == "strong":
+        return f"<p><b>{e(block.items[0])}</b></p>"
+    if block.kind == "list":
+        return "<ul>" + "".join(f"<li>{e(i)}</li>" for i in block.items) + "</ul>"
+    if block.kind == "code":
+        return f"<pre>{e(chr(10).join(block.items))}</pre>"
+    if block.kind == "checks":
+        rows = []
+        for c in block.items:
+            width = 100 if c.ratio == float("inf") else min(c.ratio / 1.5 * 100, 100)
+            rows.append(
+                f"<tr><td>{e(message(f'check.{c.name}', lang))}</td>"
+                f"<td style='white-space:nowrap'>{e(message(f'status.{c.status}', lang))}</td>"
+                f"<td><div style='background:#e5e7eb;width:240px;height:14px;position:relative'>"
+                f"<div style='background:{STATUS_COLORS[c.status]};width:{width:.0f}%;height:14px'></div>"
+                f"<div style='position:absolute;left:66.7%;top:-2px;height:18px;border-left:2px solid #111'></div>"
+                f"</div></td><td>{e(headroom_line(c, lang))}</td></tr>"
+            )
+        return f"<table>{''.join(rows)}</table>"
+    head = "".join(f"<th>{e(h)}</th>" for h in block.header)
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in block.items)
+    return f"<table border='1' cellpadding='4' style='border-collapse:collapse'><tr>{head}</tr>{body}</table>"
 
 
 def csv_report(data: dict[str, Any]) -> str:
-    """The checks and fixes as CSV rows (kind, name, status or verdict, ratio, need, limit, unit, GPUs, cost)."""
+    """Every section as CSV rows (kind, name, status, ratio, need, limit, unit, num_gpus, cost_per_hour):
+    the report's provenance, the inputs in words, the checks, the fixes, the setup's limits, the
+    cheapest catalog GPUs and the best-deployment front."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["kind", "name", "status", "ratio", "need", "limit", "unit", "num_gpus", "cost_per_hour"])
+    for key, value in data["report"].items():
+        writer.writerow(["report", key, value if value is not None else "", "", "", "", "", "", ""])
+    for row in data["inputs"]:
+        writer.writerow(["input", row["label"], row["value"], "", "", "", "", "", ""])
     for c in data["checks"]:
         writer.writerow(
             [
@@ -152,4 +281,40 @@ def csv_report(data: dict[str, Any]) -> str:
         )
     for f in data["fixes"]:
         writer.writerow(["fix", f["lever"], f["verdict"], "", "", "", "", f["num_gpus"], f["cost_per_hour"] or ""])
+    if solvers := data.get("solvers"):
+        sizing = solvers["min_gpus"]
+        writer.writerow(["limit", "max_load", "", "", solvers["max_load"], "", data["requirement"]["load"], "", ""])
+        writer.writerow(["limit", "max_prompt_len", "", "", solvers["max_prompt_len"], "", "tokens", "", ""])
+        writer.writerow(
+            [
+                "limit",
+                "min_gpus",
+                sizing["verdict"] if sizing else "",
+                "",
+                "",
+                "",
+                "",
+                sizing["num_gpus"] if sizing else "",
+                "",
+            ]
+        )
+        for o in solvers["cheapest_gpus"]:
+            writer.writerow(
+                ["gpu_option", o["gpu"], o["verdict"], "", "", "", "", o["num_gpus"], o["cost_per_hour"] or ""]
+            )
+    for p in (data.get("search") or {}).get("pareto", []):
+        name = f"{p['gpu']} tp{p['tp']} pp{p['pp']} {p['weight_dtype']}/{p['kv_dtype']} {p['mode']}"
+        writer.writerow(
+            [
+                "pareto",
+                name,
+                "meets_slo" if p["meets_slo"] else "misses_slo",
+                "",
+                "",
+                "",
+                "",
+                p["num_gpus"],
+                p["cost_per_hour"] or "",
+            ]
+        )
     return buffer.getvalue()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,16 @@ class Lengths:
         if not 0 <= self.spread <= 3:
             raise ValueError(f"spread must be between 0 and 3, got {self.spread!r}")
 
+    @property
+    def longest(self) -> int | None:
+        """The longest length drawn [tokens]: the mean when fixed, mean x (1 + spread) rounded up when
+        uniform; None for the log-normal, whose tail has no end."""
+        if self.distribution == "fixed":
+            return self.mean
+        if self.distribution == "uniform":
+            return math.ceil(self.mean * (1 + self.spread))
+        return None
+
     def sample(self, count: int, rng: np.random.Generator, longest: int) -> np.ndarray:
         """``count`` lengths, each between 1 and ``longest`` [tokens]."""
         if self.distribution == "fixed":
@@ -55,6 +66,13 @@ class Lengths:
         else:  # log-normal with the given mean: mu = ln(mean) - sigma^2 / 2
             values = rng.lognormal(np.log(self.mean) - self.spread**2 / 2, self.spread, count)
         return np.clip(np.rint(values), 1, longest).astype(np.int64)
+
+
+def longest_request(prompts: Lengths | np.ndarray, answers: Lengths | np.ndarray) -> int | None:
+    """The longest prompt + the longest answer a simulation can draw [tokens] (the lengths of a CSV,
+    or :attr:`Lengths.longest`); None when a log-normal leaves it unbounded."""
+    longest = [int(np.max(x)) if isinstance(x, np.ndarray) else x.longest for x in (prompts, answers)]
+    return None if None in longest else sum(longest)
 
 
 @dataclass(frozen=True, kw_only=True)

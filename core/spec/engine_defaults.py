@@ -137,3 +137,19 @@ def engine_block_tokens(release: Release) -> int:
     if release.engine == "trtllm":
         return 32 if release.at_least((0, 19, 0)) else 64
     return 16
+
+
+def sized_max_model_len(longest_request: int, model_context: int) -> int:
+    """The max_model_len this tool runs and prints when none is set [tokens]: the scenario's longest
+    request (the Explorer's and ``estimate``'s prompt + answer, the Plan's and ``check``'s P95 prompt +
+    P95 answer, ``simulate``'s longest lengths) rounded up to a power of two, at most the model's
+    context. One rule for every page and command, so one scenario gives one launch command.
+
+    Not the engine's own default: vLLM, SGLang and TensorRT-LLM take the model's context when the
+    flag is absent (``Deployment.max_model_len``), which on a small GPU leaves no room for even one
+    request of that length, and vLLM then refuses to start. 1800 -> 2048, 2560 -> 4096;
+    a 40,960-token model asked for 40,000 gets 40,960.
+    """
+    if longest_request < 1:
+        raise ValueError(f"the longest request must be at least 1 token, got {longest_request!r}")
+    return min(1 << (int(longest_request) - 1).bit_length(), int(model_context))
