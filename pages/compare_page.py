@@ -1,40 +1,28 @@
-"""Compare: save scenarios, then put 2-4 of them side by side."""
+"""Compare: save scenarios (kept in the link as ``cmp``), put 2-4 of them side by side, export the table."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from core.estimate.compare_report import Compared
 from core.estimate.result import estimate
-from ui import compare_charts, fmt
+from core.spec.catalog import load_catalog
+from ui import compare_charts, compare_state, fmt
 from ui.cache import batch_sweep
+from ui.compare_state import MAX_COMPARED, MAX_SAVED
 from ui.i18n import t
-from ui.levers import active_summary
-
-MAX_SAVED = 8
-MAX_COMPARED = 4
 
 st.title(t("compare.title"))
 st.caption(t("compare.subtitle"))
-saved: list = st.session_state.setdefault("saved", [])
+catalog = load_catalog()
+saved: list = compare_state.saved_list(catalog)  # rebuilt from the link's cmp on a fresh session
 
 scenario = st.session_state.get("scenario")
 if scenario is None:
     st.error(t("error.impossible", error=st.session_state.get("scenario_error", "")))
 else:
-    dep, work = scenario.deployment, scenario.workload
-    label = t(
-        "compare.label",
-        model=dep.model.name,
-        gpu=dep.gpu.name,
-        gpus=dep.parallel.num_gpus,
-        weights=dep.weights.name,
-        kv=dep.kv.name,
-        input=work.input_len,
-        output=work.output_len,
-        batch=work.batch,
-        levers=f" · {summary}" if (summary := active_summary(dep.levers)) else "",
-    )
+    label = compare_state.scenario_label(scenario.deployment, scenario.workload)
     left, right = st.columns([3, 1])
     left.markdown(t("compare.current", label=label))
     if right.button(t("compare.save"), type="primary", key="save_scenario"):
@@ -43,10 +31,13 @@ else:
         elif len(saved) >= MAX_SAVED:
             st.warning(t("compare.full", count=MAX_SAVED))
         else:
-            saved.append({"label": label, "scenario": scenario})
+            saved.append(compare_state.saved_entry(scenario, catalog, label))
+            compare_state.list_changed()
             chosen = [*st.session_state.get("compare_choice", []), label]
             st.session_state["compare_choice"] = chosen[-MAX_COMPARED:]
 
+compare_state.keep_in_url(saved)
+compare_state.link_notes(saved)
 if not saved:
     st.info(t("compare.empty"))
     st.stop()
@@ -56,6 +47,8 @@ st.session_state.setdefault("compare_choice", labels[-MAX_COMPARED:])
 chosen = st.multiselect(t("compare.choose"), labels, max_selections=MAX_COMPARED, key="compare_choice")
 if st.button(t("compare.clear"), key="clear_saved"):
     saved.clear()
+    compare_state.list_changed()
+    st.session_state.pop("compare_choice", None)
     st.rerun()
 if not chosen:
     st.info(t("compare.pick"))
@@ -78,6 +71,8 @@ rows = {
 table = pd.DataFrame(rows, index=[f"#{i + 1}" for i in range(len(results))]).T
 st.dataframe(table, width="stretch")
 st.caption(" · ".join(f"#{i + 1}: {label}" for i, (label, _) in enumerate(results)))
+columns = [Compared(name=f"#{i + 1}", label=label, result=r) for i, (label, r) in enumerate(results)]
+compare_state.export_buttons(columns, list(rows.items()))
 
 numbered = [(f"#{i + 1}", r) for i, (_, r) in enumerate(results)]
 curves = []

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import streamlit as st
 
 from core.estimate.advice import fit_suggestions
+from core.estimate.export import FILE_STEM, MIME_TYPES, RENDERERS, export_document
 from core.estimate.result import estimate
 from core.estimate.tradeoff import tradeoff_scores
 from core.validation.sensitivity import sensitivity
 from core.validation.uncertainty import band
 from ui import charts, fmt, sim_charts, speed_charts
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
-from ui.i18n import notice_text, t
+from ui.i18n import lang, notice_text, t
 from ui.levers_panel import render_optimizations
+from ui.share import view_link
 from ui.sidebar import require_scenario
 
 st.title(t("explorer.title"))
@@ -74,8 +78,8 @@ for item in result.warnings:
 st.plotly_chart(charts.memory_figure(result), width="stretch", key="memory_chart")
 if mem.host_weights or mem.host_kv:
     st.caption(t("memory.host", weights=fmt.gib(mem.host_weights), kv=fmt.gib(mem.host_kv)))
+suggestions = [] if result.fits and result.engine_starts else fit_suggestions(dep, work, result)
 if not (result.fits and result.engine_starts):
-    suggestions = fit_suggestions(dep, work, result)
     if suggestions:
         st.markdown(f"**{t('advice.title')}**")
         st.markdown(
@@ -154,3 +158,24 @@ with st.expander(t("sens.heading")):
         key="sensitivity",
     )
     st.caption(t("sens.explain"))
+
+st.subheader(t("export.heading"))
+st.caption(t("export.caption"))
+# each file is built only when its button is clicked (Streamlit calls a data callable then, outside
+# the script thread, so the link and the language are read here)
+link, lang_code = view_link(), lang()
+document = functools.cache(lambda: export_document(result, link, lang_code, suggestions))
+labels = {
+    "md": t("export.download_md"),
+    "html": t("export.download_html"),
+    "json": t("export.download_json"),
+    "csv": t("export.download_csv"),
+}
+for col, ext in zip(st.columns(len(RENDERERS)), RENDERERS, strict=True):
+    col.download_button(
+        labels[ext],
+        functools.partial(lambda ext: RENDERERS[ext](document()), ext),
+        file_name=f"{FILE_STEM}.{ext}",
+        mime=MIME_TYPES[ext],
+        key=f"explorer_download_{ext}",
+    )

@@ -11,7 +11,8 @@ import streamlit as st
 from core.planning.cost import cost
 from core.planning.launch import serve_command
 from core.planning.report import headroom_line, plan_to_dict, price_text, solvers_to_dict, verdict_sentence
-from core.planning.report_formats import csv_report, html_report, markdown_report
+from core.planning.report_csv import csv_report
+from core.planning.report_formats import html_report, markdown_report
 from core.planning.requirement import Requirement
 from core.spec import units
 from core.spec.engine_defaults import sized_max_model_len
@@ -214,28 +215,13 @@ solvers = solvers_to_dict(
     {o.gpu_id: o.gpu_name for o in bundle.gpu_options},
 )
 data = plan_to_dict(plan, bundle.fixes, command, money, lang(), solvers=solvers, link=view_link())
-cols = st.columns(4)
-cols[0].download_button(
-    t("plan.download_md"),
-    markdown_report(data, plan, bundle.fixes, lang()),
-    file_name="llm-plan.md",
-    mime="text/markdown",
-    key="download_md",
-)
-cols[1].download_button(
-    t("plan.download_html"),
-    html_report(data, plan, bundle.fixes, lang()),
-    file_name="llm-plan.html",
-    mime="text/html",
-    key="download_html",
-)
-cols[2].download_button(
-    t("plan.download_json"),
-    json.dumps(data, indent=2, ensure_ascii=False),
-    file_name="llm-plan.json",
-    mime="application/json",
-    key="download_json",
-)
-cols[3].download_button(
-    t("plan.download_csv"), csv_report(data), file_name="llm-plan.csv", mime="text/csv", key="download_csv"
-)
+# each report is built when its button is clicked (Streamlit calls a data callable then, outside the script thread)
+language = lang()
+reports = {
+    "md": ("plan.download_md", lambda: markdown_report(data, plan, bundle.fixes, language), "text/markdown"),
+    "html": ("plan.download_html", lambda: html_report(data, plan, bundle.fixes, language), "text/html"),
+    "json": ("plan.download_json", lambda: json.dumps(data, indent=2, ensure_ascii=False), "application/json"),
+    "csv": ("plan.download_csv", lambda: csv_report(data), "text/csv"),
+}
+for col, (ext, (label, build, mime)) in zip(st.columns(len(reports)), reports.items(), strict=True):
+    col.download_button(t(label), build, file_name=f"llm-plan.{ext}", mime=mime, key=f"download_{ext}")

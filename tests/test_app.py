@@ -254,7 +254,7 @@ def test_custom_gpu_is_added_and_selected(app):
     assert metrics(app)["Fits"] in ("yes", "no")
 
 
-def test_plan_page_answers_with_cores_verdict(deploy):
+def test_plan_page_answers_with_cores_verdict(deploy, cli):
     from core.planning.check import check
     from core.planning.report import verdict_sentence
     from core.planning.requirement import Requirement
@@ -262,9 +262,18 @@ def test_plan_page_answers_with_cores_verdict(deploy):
     at = open_app()
     at.switch_page("pages/plan_page.py").run()
     assert not at.exception
-    # defaults: 50 users thinking 30 s, 1500 + 300 tokens, TTFT 1 s, 20 tokens/s per user, on one A10
+    # defaults: 50 users thinking 30 s, 1500 + 300 tokens, TTFT 1 s, 20 tokens/s per user, on one A10;
+    # max_model_len auto: the 1,800-token P95 request rounded up to 2,048, as check sizes it
+    code, out, _ = cli(
+        "check", "--model", "llama-3.1-8b", "--gpu", "a10", "--users", "50", "--think-time-s", "30",
+        "--prompt-len", "1500", "--answer-len", "300", "--ttft-slo-ms", "1000", "--tokens-per-s-per-user", "20",
+        "--json",
+    )  # fmt: skip
+    assert code == 0
+    assert at.code[0].value == json.loads(out)["launch"]["command"]  # one scenario, one launch command
+    assert "--max-model-len 2048" in at.code[0].value
     expected = check(
-        deploy(gpu="a10", max_model_len=8192),
+        deploy(gpu="a10", max_model_len=2048),
         Requirement(
             load="users",
             users=50,
@@ -368,3 +377,29 @@ def test_validation_page_rejects_junk(app):
     app.text_area(key="val_bench").input("<script>alert(1)</script>").run()
     assert not app.exception
     assert any("found no benchmark results" in shown(e) for e in app.error)
+
+
+def test_plan_reports_download_every_section_with_the_restoring_link(monkeypatch):
+    """The Plan page's four reports, built on a click, carry the page's link, the inputs in words,
+    the limits of the setup and the cheapest GPUs, as the page shows them."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    data, original = {}, DeltaGenerator.download_button
+
+    def record(self, label, payload, *args, **kwargs):
+        data[kwargs["key"]] = payload
+        return original(self, label, payload, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", record)
+    at = open_app(plan_users="60")  # the query string a browser sends once the input is moved
+    at.context["url"] = "http://localhost:8501/plan"
+    at.switch_page("pages/plan_page.py").run()
+    assert not at.exception
+    markdown = data["download_md"]()
+    report = json.loads(data["download_json"]())
+    link = report["report"]["link"]
+    assert link.startswith("http://localhost:8501/plan?") and "plan_users=60" in link and link in markdown
+    assert "60 users, 30 s think time between requests" in markdown
+    assert "Max load that passes" in markdown and "Cheapest catalog GPUs for this load" in markdown
+    assert report["solvers"]["cheapest_gpus"] and report["verdict"] in ("feasible", "marginal", "not_feasible")
+    assert data["download_csv"]().startswith("kind,name,status") and "<!doctype html>" in data["download_html"]()

@@ -23,6 +23,7 @@ from core.levers.settings import Levers, Speculative
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Deployment, Workload
 from core.spec.engine import EngineConfig
+from core.spec.engine_defaults import sized_max_model_len
 from core.spec.precision import kv_precision, weight_precision
 from ui import fmt
 
@@ -144,7 +145,9 @@ def expected(model="llama-3.1-8b", gpu="a10", weights="bf16", batch=16, input_le
         gpu=CATALOG.gpu(gpu),
         weights=w,
         kv=kv_precision("auto", w),
-        engine=EngineConfig(max_model_len=8192),
+        engine=EngineConfig(
+            max_model_len=sized_max_model_len(input_len + output_len, CATALOG.model(model).max_context)
+        ),
         levers=levers or Levers(),
     )
     return estimate(dep, Workload(input_len=input_len, output_len=output_len, batch=batch))
@@ -242,6 +245,12 @@ def test_plan_form_gives_a_verdict(open_page):
     expect(page.get_by_test_id("stAlertContentSuccess").first).to_contain_text("Feasible")
     expect(page).to_have_url(re.compile(r"plan_users=5"))
     expect(page.get_by_test_id("stCode").first).to_contain_text("vllm serve meta-llama/Llama-3.1-8B")
+    # the report is built on the click and its link restores this view, the moved input included
+    with page.expect_download(timeout=30_000) as download:
+        page.get_by_role("button", name="Download report (Markdown)").click()
+    report = Path(download.value.path()).read_text(encoding="utf-8")
+    assert re.search(r"Reopen this view: http://\S+/plan\?\S*plan_users=5", report), report[:600]
+    assert "5 users, 30 s think time between requests" in report
 
 
 def test_a_shared_link_with_speculative_decoding_on(open_page):

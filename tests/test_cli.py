@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,3 +213,35 @@ def test_bad_lever_flags_exit_2_with_one_line(cli, extra, message):
     code, out, err = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "a10", *extra)
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1
+
+
+def test_one_max_model_len_rule_for_estimate_check_and_simulate(cli):
+    """The scenario's longest request rounded up to a power of two (1,500 + 300 = 1,800 -> 2,048),
+    capped at the model's context, whichever command is asked; an explicit flag always wins."""
+    from core.spec.engine_defaults import sized_max_model_len
+
+    assert [sized_max_model_len(n, 131_072) for n in (1, 300, 1800, 2048, 2049, 2560)] == [
+        1,
+        512,
+        2048,
+        2048,
+        4096,
+        4096,
+    ]
+    assert sized_max_model_len(40_000, 40_960) == 40_960  # Qwen3's context is not a power of two
+    common = ("--model", "llama-3.1-8b", "--gpu", "a10")
+    _, out, _ = cli("estimate", *common, "--input-len", "1500", "--output-len", "300", "--json")
+    assert json.loads(out)["engine"]["max_model_len"] == 2048
+    _, out, _ = cli("check", *common, "--users", "10", "--prompt-len", "1500", "--answer-len", "300", "--json")
+    assert "--max-model-len 2048" in json.loads(out)["launch"]["command"]
+    _, out, _ = cli(
+        "estimate", *common, "--input-len", "1500", "--output-len", "300", "--max-model-len", "8192", "--json"
+    )
+    assert json.loads(out)["engine"]["max_model_len"] == 8192
+    # simulate sizes it to the longest lengths it can draw: uniform 1000 +- 50 % and 100 +- 50 % -> 1,650
+    from core.serving.traffic import Lengths, longest_request
+
+    uniform = [Lengths(mean=m, distribution="uniform", spread=0.5) for m in (1000, 100)]
+    assert longest_request(*uniform) == 1650
+    assert longest_request(Lengths(mean=1000, distribution="lognormal"), uniform[1]) is None  # no end: model context
+    assert longest_request(np.array([10, 900]), np.array([5, 70])) == 970  # a CSV: its longest of each

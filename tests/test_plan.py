@@ -17,7 +17,8 @@ from core.planning.fixes import family, fixes
 from core.planning.launch import serve_command
 from core.planning.presets import load_presets
 from core.planning.report import plan_to_dict, solvers_to_dict, verdict_sentence
-from core.planning.report_formats import csv_report, html_report, markdown_report
+from core.planning.report_csv import csv_report
+from core.planning.report_formats import html_report, markdown_report
 from core.planning.requirement import Requirement
 from core.planning.solve import gpu_options, max_prompt_len, max_users, min_gpus, passes
 from core.spec import units

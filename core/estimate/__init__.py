@@ -1,9 +1,13 @@
 """The static answer for one deployment and workload: memory, concurrency, TTFT, TPOT and
 throughput (``result``), over grids (``sweep``), with each lever against itself turned off
-(``whatif``), what would make it fit (``advice``), and as JSON and text (``report``)."""
+(``whatif``), what would make it fit (``advice``), as JSON and text (``report``), and as files to share
+(``export``)."""
 
 __all__ = [
     "advice",  # fit_suggestions
+    "compare_report",  # the Compare page's table, labels and inputs as Markdown, CSV and JSON exports
+    "export",  # the Explorer's view as Markdown, HTML, JSON and CSV files
+    "export_sections",  # those files' sections: Section, Quantity, export_sections
     "provenance",  # date, tool version, restoring link and plain-words inputs of every export
     "report",  # estimate_to_dict, format_estimate, model_to_dict, gpu_to_dict
     "result",  # Estimate, estimate

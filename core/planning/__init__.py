@@ -10,7 +10,8 @@ __all__ = [
     "pareto",  # front, cost_front, throughput_front, best, search_to_dict
     "presets",  # load_presets
     "report",  # plan_to_dict, the verdict sentence, the text report
-    "report_formats",  # Markdown, HTML and CSV reports
+    "report_csv",  # the CSV report
+    "report_formats",  # Markdown and HTML reports
     "requirement",  # Requirement
     "search",  # SearchSpace, Candidates, search
     "solve",  # max_users, max_prompt_len, min_gpus, gpu_options

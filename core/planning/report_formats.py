@@ -1,4 +1,5 @@
-"""A plan as a document to share: Markdown (with headroom bars to the 100 % mark), HTML and CSV.
+"""A plan as a document to share: Markdown (with headroom bars to the 100 % mark) and HTML
+(the CSV is :mod:`core.planning.report_csv`).
 
 Both documents are drawn from one list of sections (:func:`sections`), built from
 :func:`core.planning.report.plan_to_dict` and the message catalog, so they carry the same content as
@@ -9,9 +10,7 @@ GPUs, the cost, the best deployment when it was searched, and the launch command
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 from dataclasses import dataclass
 from typing import Any
 
@@ -252,69 +251,3 @@ def _html_block(block: Block, lang: str) -> str:
     head = "".join(f"<th>{e(h)}</th>" for h in block.header)
     body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in block.items)
     return f"<table border='1' cellpadding='4' style='border-collapse:collapse'><tr>{head}</tr>{body}</table>"
-
-
-def csv_report(data: dict[str, Any]) -> str:
-    """Every section as CSV rows (kind, name, status, ratio, need, limit, unit, num_gpus, cost_per_hour):
-    the report's provenance, the inputs in words, the checks, the fixes, the setup's limits, the
-    cheapest catalog GPUs and the best-deployment front."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["kind", "name", "status", "ratio", "need", "limit", "unit", "num_gpus", "cost_per_hour"])
-    for key, value in data["report"].items():
-        writer.writerow(["report", key, value if value is not None else "", "", "", "", "", "", ""])
-    for row in data["inputs"]:
-        writer.writerow(["input", row["label"], row["value"], "", "", "", "", "", ""])
-    for c in data["checks"]:
-        writer.writerow(
-            [
-                "check",
-                c["name"],
-                c["status"],
-                c["headroom_ratio"],
-                c["need"],
-                c["limit"],
-                c["unit"],
-                data["num_gpus"],
-                "",
-            ]
-        )
-    for f in data["fixes"]:
-        writer.writerow(["fix", f["lever"], f["verdict"], "", "", "", "", f["num_gpus"], f["cost_per_hour"] or ""])
-    if solvers := data.get("solvers"):
-        sizing = solvers["min_gpus"]
-        writer.writerow(["limit", "max_load", "", "", solvers["max_load"], "", data["requirement"]["load"], "", ""])
-        writer.writerow(["limit", "max_prompt_len", "", "", solvers["max_prompt_len"], "", "tokens", "", ""])
-        writer.writerow(
-            [
-                "limit",
-                "min_gpus",
-                sizing["verdict"] if sizing else "",
-                "",
-                "",
-                "",
-                "",
-                sizing["num_gpus"] if sizing else "",
-                "",
-            ]
-        )
-        for o in solvers["cheapest_gpus"]:
-            writer.writerow(
-                ["gpu_option", o["gpu"], o["verdict"], "", "", "", "", o["num_gpus"], o["cost_per_hour"] or ""]
-            )
-    for p in (data.get("search") or {}).get("pareto", []):
-        name = f"{p['gpu']} tp{p['tp']} pp{p['pp']} {p['weight_dtype']}/{p['kv_dtype']} {p['mode']}"
-        writer.writerow(
-            [
-                "pareto",
-                name,
-                "meets_slo" if p["meets_slo"] else "misses_slo",
-                "",
-                "",
-                "",
-                "",
-                p["num_gpus"],
-                p["cost_per_hour"] or "",
-            ]
-        )
-    return buffer.getvalue()

@@ -15,6 +15,7 @@ __all__ = [
     "gpu",  # GpuSpec
     "hf_config",  # config.json -> ModelSpec
     "hub",  # a repo's config.json from the Hugging Face Hub (HF_TOKEN, HF_ENDPOINT, offline path)
+    "json_fields",  # untrusted JSON read into typed fields (ValueErrors name the field); pack/unpack for URLs
     "mixers",  # per-layer kinds (attention, Gated DeltaNet, Mamba2, FFN-only) and their state shapes
     "model",  # ModelSpec, MoeSpec, MlaSpec, IndexerSpec
     "names",  # model names as people type them: ModelMatch, find_models, match_model
@@ -22,6 +23,7 @@ __all__ = [
     "precision",  # Precision, WEIGHT_PRECISIONS, KV_PRECISIONS
     "quantization",  # quantization_config -> the weight format a checkpoint stores
     "release",  # Release, parse_release: the engine and release the rules are for
+    "scenario_codec",  # a scenario as a short dict by catalog ids, and a list of them as one URL token
     "support",  # what vLLM runs on which GPU: minimum capabilities, weight-only kernels, bf16 -> fp16
     "units",  # GB vs GiB, TERA, MS, US
 ]

@@ -1,0 +1,137 @@
+"""The Compare page's table as a document to share: Markdown, CSV and JSON.
+
+Each carries the provenance (date, tool version and the link that reopens the view,
+:mod:`core.estimate.provenance`), the table exactly as the page shows it (metric rows of display
+strings, one column per scenario), each scenario's one-line label, and every scenario's inputs in
+plain words side by side. The JSON adds each scenario's figures as numbers (ms, GiB, tokens/s).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.estimate.provenance import deployment_inputs, header_lines, provenance, workload_inputs
+from core.estimate.result import Estimate
+from core.messages import message
+from core.spec import units
+
+Table = Sequence[tuple[str, Sequence[str]]]
+"""(metric label, its display value in each scenario's column), as the page shows them."""
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One column of the comparison: its name ("#1"), the page's one-line label and its estimate."""
+
+    name: str
+    label: str
+    result: Estimate
+
+
+def inputs(column: Compared, lang: str = "en") -> list[tuple[str, str]]:
+    """A scenario's setup and workload as (label, value) pairs in plain words."""
+    return deployment_inputs(column.result.deployment, lang) + workload_inputs(column.result.workload, lang)
+
+
+def input_rows(columns: Sequence[Compared], lang: str = "en") -> list[tuple[str, list[str]]]:
+    """Every input label any scenario has, in the order they first appear, with each scenario's
+    value; a scenario without that row (an engine flag left to the engine) reads "engine default"."""
+    per_column = [dict(inputs(c, lang)) for c in columns]
+    labels = list(dict.fromkeys(label for values in per_column for label in values))
+    default = message("compare.report_default", lang)
+    return [(label, [values.get(label, default) for values in per_column]) for label in labels]
+
+
+def figures(e: Estimate) -> dict[str, Any]:
+    """The numbers behind one column of the table (per GPU where it says so)."""
+    return {
+        "fits": bool(e.fits),
+        "weights_per_gpu_gib": round(float(e.memory.weights) / units.GiB, 3),
+        "kv_budget_per_gpu_gib": round(float(e.memory.kv_budget) / units.GiB, 3),
+        "kv_capacity_tokens": int(e.kv.capacity_tokens),
+        "max_concurrency": int(e.kv.max_concurrency_at_request_len),
+        "ttft_ms": round(e.latency.ttft_s / units.MS, 3),
+        "tpot_ms": round(e.latency.tpot_s / units.MS, 3),
+        "e2e_ms": round(e.latency.e2e_s / units.MS, 3),
+        "output_tokens_per_s": round(e.throughput.output_tokens_per_s, 2),
+        "decode_bound": e.bound_decode,
+    }
+
+
+def compare_to_dict(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> dict:
+    """The JSON export: provenance, the table as shown, and per scenario its label, inputs and figures."""
+    return {
+        "report": report,
+        "columns": [c.name for c in columns],
+        "table": [{"metric": label, "values": list(values)} for label, values in table],
+        "scenarios": [
+            {
+                "name": c.name,
+                "label": c.label,
+                "inputs": [{"label": label, "value": value} for label, value in inputs(c, lang)],
+                "figures": figures(c.result),
+            }
+            for c in columns
+        ],
+    }
+
+
+def json_report(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> str:
+    return json.dumps(compare_to_dict(report, columns, table, lang), indent=2, ensure_ascii=False)
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: pipes escaped, line breaks flattened."""
+    return " ".join(str(text).split()).replace("|", r"\|")
+
+
+def _markdown_table(corner: str, names: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    lines = [f"| {_cell(corner)} | " + " | ".join(map(_cell, names)) + " |", "|---" * (len(names) + 1) + "|"]
+    return lines + [f"| {_cell(label)} | " + " | ".join(map(_cell, values)) + " |" for label, values in rows]
+
+
+def markdown_report(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> str:
+    """One page for an email or a ticket: provenance, the table, what each column is, the inputs."""
+    t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
+    names = [c.name for c in columns]
+    link = report.get("link")
+    out = [f"# {t('compare.report_title')}", ""]
+    for line in header_lines({**report, "link": f"<{link}>" if link else None}, lang):  # <...>: one autolink
+        out += [line, ""]
+    out += [f"## {t('compare.report_table')}", "", *_markdown_table("", names, table), ""]
+    out += [f"- **{c.name}**: {_cell(c.label)}" for c in columns]
+    out += ["", f"## {t('report.inputs')}", "", *_markdown_table("", names, input_rows(columns, lang)), ""]
+    return "\n".join(out)
+
+
+def csv_report(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> str:
+    """The provenance as key/value rows, then the table (a row of labels first) and the inputs,
+    one column per scenario."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for key, value in report.items():
+        writer.writerow([key, "" if value is None else value])
+    names = [c.name for c in columns]
+    writer.writerow([])
+    writer.writerow(["", *names])
+    writer.writerow([message("compare.report_scenario", lang), *(c.label for c in columns)])
+    writer.writerows([label, *values] for label, values in table)
+    writer.writerow([])
+    writer.writerow([message("report.inputs", lang), *names])
+    writer.writerows([label, *values] for label, values in input_rows(columns, lang))
+    return buffer.getvalue()
+
+
+def exports(link: str | None, columns: Sequence[Compared], table: Table, lang: str = "en") -> dict[str, str]:
+    """The Markdown ("md"), CSV ("csv") and JSON ("json") documents, sharing one provenance (one date)."""
+    report = provenance(link)
+    return {
+        "md": markdown_report(report, columns, table, lang),
+        "csv": csv_report(report, columns, table, lang),
+        "json": json_report(report, columns, table, lang),
+    }

@@ -1,0 +1,241 @@
+"""The Explorer's view as files to keep or share: Markdown, self-contained HTML, JSON and CSV.
+
+Each carries when it was made, by which release of the tool, the link that reopens the view and
+the inputs in plain words (:mod:`core.estimate.provenance`), then the sections of
+:mod:`core.estimate.export_sections`. The JSON's ``estimate`` block is
+:func:`core.estimate.report.estimate_to_dict` unchanged, and every figure the other documents print
+is read from it.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from core.estimate.advice import Suggestion, fit_suggestions
+from core.estimate.export_sections import Quantity, Section, export_sections
+from core.estimate.provenance import deployment_inputs, header_lines, provenance, workload_inputs
+from core.estimate.report import estimate_to_dict
+from core.estimate.result import Estimate
+from core.messages import message
+from core.validation.uncertainty import band
+
+FILE_STEM = "llm-estimate"
+MIME_TYPES = {"md": "text/markdown", "html": "text/html", "json": "application/json", "csv": "text/csv"}
+
+
+@dataclass(frozen=True)
+class ExportDocument:
+    """One estimate with everything its files print, gathered once for all four formats."""
+
+    lang: str
+    report: dict[str, Any]
+    """:func:`core.estimate.provenance.provenance`: date, tool version, link."""
+    deployment: tuple[tuple[str, str], ...]
+    workload: tuple[tuple[str, str], ...]
+    data: dict[str, Any]
+    """:func:`estimate_to_dict` of the estimate."""
+    ranges: dict[str, Any] | None
+    suggestions: tuple[dict[str, Any], ...]
+    sections: tuple[Section, ...]
+
+
+def likely_ranges(data: dict[str, Any], gpu_class: str) -> dict[str, Any] | None:
+    """The validation set's P90 bands around TTFT, TPOT [ms] and output tokens/s as the Explorer
+    shows them: all three, or None when a metric has too few validation rows."""
+    values = {
+        "ttft_ms": data["latency"]["ttft_ms"],
+        "tpot_ms": data["latency"]["tpot_ms"],
+        "output_tokens_per_s": data["throughput"]["output_tokens_per_s"],
+    }
+    bands = {key: band(value, key, gpu_class) for key, value in values.items()}
+    ranges: dict[str, Any] = {"gpu_class": gpu_class}
+    for key, b in bands.items():
+        if b is None:
+            return None
+        ranges[key] = {"low": round(b.low, 3), "high": round(b.high, 3), "p90_error": b.p90_error, "rows": b.rows}
+    return ranges
+
+
+def suggestions_to_dicts(suggestions: list[Suggestion], lang: str = "en") -> list[dict[str, Any]]:
+    """Each single change that makes it fit (:func:`core.estimate.advice.fit_suggestions`) with the
+    headline numbers after it, read from that estimate's :func:`estimate_to_dict`."""
+    found = []
+    for s in suggestions:
+        after = estimate_to_dict(s.result)
+        found.append(
+            {
+                "code": s.notice.code,
+                "change": s.notice.text(lang),
+                "max_concurrency_at_request_len": after["kv"]["max_concurrency_at_request_len"],
+                "ttft_ms": after["latency"]["ttft_ms"],
+                "tpot_ms": after["latency"]["tpot_ms"],
+                "output_tokens_per_s": after["throughput"]["output_tokens_per_s"],
+            }
+        )
+    return found
+
+
+def export_document(
+    e: Estimate, link: str | None = None, lang: str = "en", suggestions: list[Suggestion] | None = None
+) -> ExportDocument:
+    """Gather what the four files print; ``suggestions`` are the page's own
+    :func:`fit_suggestions` (computed here when not given and the scenario does not fit or start)."""
+    if suggestions is None:
+        needed = not (e.fits and e.engine_starts)
+        suggestions = fit_suggestions(e.deployment, e.workload, e) if needed else []
+    data = estimate_to_dict(e)
+    ranges = likely_ranges(data, e.deployment.gpu.memory_type)
+    suggested = suggestions_to_dicts(suggestions, lang)
+    return ExportDocument(
+        lang=lang,
+        report=provenance(link),
+        deployment=tuple(deployment_inputs(e.deployment, lang)),
+        workload=tuple(workload_inputs(e.workload, lang)),
+        data=data,
+        ranges=ranges,
+        suggestions=tuple(suggested),
+        sections=export_sections(e, data, ranges, suggested, lang),
+    )
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def _shown(q: Quantity, lang: str) -> tuple[str, str]:
+    """(value, unit) as a reader sees them."""
+    unit = {"requests": message("export.unit_requests", lang), "x": "×"}.get(q.unit, q.unit)
+    return (q.text if q.text is not None else _number(q.value)), unit
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown(doc: ExportDocument) -> str:
+    t = lambda key, **kw: message(key, doc.lang, **kw)  # noqa: E731
+    out = [f"# {t('export.title')}", "", *(f"{line}  " for line in header_lines(doc.report, doc.lang)), ""]
+    out += [f"## {t('report.inputs')}", ""]
+    out += [f"- {t('export.pair', label=label, value=value)}" for label, value in (*doc.deployment, *doc.workload)]
+    for section in doc.sections:
+        out += ["", f"## {section.title}", ""]
+        out += [f"- {text}" for _, text in section.notes]
+        if section.quantities:
+            out += [""] if section.notes else []
+            out += [f"| {t('export.quantity')} | {t('export.value')} | {t('export.unit')} |", "|---|---:|---|"]
+            for q in section.quantities:
+                value, unit = _shown(q, doc.lang)
+                out.append(f"| {_cell(q.label)} | {_cell(value)} | {_cell(unit)} |")
+    return "\n".join(out) + "\n"
+
+
+def _html(doc: ExportDocument) -> str:
+    esc = html.escape
+    t = lambda key, **kw: esc(message(key, doc.lang, **kw))  # noqa: E731
+    link = doc.report.get("link")
+    head = [f"<p>{t('report.made', date=doc.report['generated_at'], version=doc.report['tool_version'])}</p>"]
+    if link:
+        target = esc(link) if link.startswith(("http://", "https://", "?", "/")) else "#"
+        anchor = f"<a href='{target}'>{esc(link)}</a>"
+        head.append(f"<p>{t('report.link', link='{link}').replace('{link}', anchor)}</p>")
+    inputs = "".join(
+        f"<li>{t('export.pair', label=label, value=value)}</li>" for label, value in (*doc.deployment, *doc.workload)
+    )
+    body = [*head, f"<h2>{t('report.inputs')}</h2><ul>{inputs}</ul>"]
+    for section in doc.sections:
+        body.append(f"<h2>{esc(section.title)}</h2>")
+        if section.notes:
+            body.append("<ul>" + "".join(f"<li>{esc(text)}</li>" for _, text in section.notes) + "</ul>")
+        if section.quantities:
+            rows = []
+            for q in section.quantities:
+                value, unit = _shown(q, doc.lang)
+                rows.append(f"<tr><td>{esc(q.label)}</td><td class='n'>{esc(value)}</td><td>{esc(unit)}</td></tr>")
+            header = f"<tr><th>{t('export.quantity')}</th><th>{t('export.value')}</th><th>{t('export.unit')}</th></tr>"
+            body.append(f"<table>{header}{''.join(rows)}</table>")
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:900px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse}td,th{border-bottom:1px solid #e5e7eb;padding:2px 10px;text-align:left}"
+        "td.n{text-align:right;white-space:nowrap}"
+    )
+    return (
+        f"<!doctype html><html lang='{esc(doc.lang)}'><head><meta charset='utf-8'>"
+        f"<title>{t('export.title')}</title><style>{style}</style></head>"
+        f"<body><h1>{t('export.title')}</h1>{''.join(body)}</body></html>\n"
+    )
+
+
+def _json(doc: ExportDocument) -> str:
+    verdict = next(text for s in doc.sections if s.name == "verdict" for name, text in s.notes if name == "verdict")
+    document = {
+        "report": {**doc.report, "language": doc.lang},
+        "inputs": {
+            "deployment": [{"label": label, "value": value} for label, value in doc.deployment],
+            "workload": [{"label": label, "value": value} for label, value in doc.workload],
+        },
+        "verdict": verdict,
+        "estimate": doc.data,
+        "likely_ranges": doc.ranges,
+        "fit_suggestions": list(doc.suggestions),
+        "warnings": [text for s in doc.sections if s.name == "warnings" for name, text in s.notes if name != "none"],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else value
+
+
+def _csv(doc: ExportDocument) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["section", "name", "value", "unit"])
+    writer.writerows(("report", key, _csv_value(value), "") for key, value in doc.report.items())
+    writer.writerow(["report", "language", doc.lang, ""])
+    writer.writerows(("inputs", label, value, "") for label, value in (*doc.deployment, *doc.workload))
+    for section in doc.sections:
+        writer.writerows((section.name, name, text, "") for name, text in section.notes)
+        writer.writerows((section.name, q.name, _csv_value(q.value), q.unit) for q in section.quantities)
+    return buffer.getvalue()
+
+
+RENDERERS = {"md": _markdown, "html": _html, "json": _json, "csv": _csv}
+
+
+def export_files(
+    e: Estimate, link: str | None = None, lang: str = "en", suggestions: list[Suggestion] | None = None
+) -> dict[str, str]:
+    """The four documents for ``e``, keyed by file extension ("md", "html", "json", "csv")."""
+    doc = export_document(e, link, lang, suggestions)
+    return {ext: render(doc) for ext, render in RENDERERS.items()}
+
+
+def markdown_report(e: Estimate, link: str | None = None, lang: str = "en") -> str:
+    """The Explorer's view as Markdown: provenance, inputs, then a table or sentences per section."""
+    return _markdown(export_document(e, link, lang))
+
+
+def html_report(e: Estimate, link: str | None = None, lang: str = "en") -> str:
+    """The Markdown report's content as one self-contained HTML page, every text escaped."""
+    return _html(export_document(e, link, lang))
+
+
+def json_report(e: Estimate, link: str | None = None, lang: str = "en") -> str:
+    """Provenance, inputs, verdict, ``estimate_to_dict`` unchanged, ranges, suggestions and warnings."""
+    return _json(export_document(e, link, lang))
+
+
+def csv_report(e: Estimate, link: str | None = None, lang: str = "en") -> str:
+    """One row per quantity (section, name, value, unit), sentences as rows of their section."""
+    return _csv(export_document(e, link, lang))
