@@ -212,7 +212,7 @@ def test_every_page_renders_in_both_languages(open_page, path, title, lang):
 
     page = open_page(f"{path}?lang={lang}", height=2600)  # tall: the app scrolls inside its own container
     expect(page.get_by_role("heading", name=title[lang], exact=True)).to_be_visible(timeout=30_000)
-    expect(page.get_by_test_id("stSidebar").get_by_role("combobox").first).to_be_visible()
+    expect(page.get_by_test_id("stSidebar").get_by_role("combobox").first).to_be_visible(timeout=30_000)
     if path in ("", "learn", "load-test", "validation"):
         # a page's first visit computes (the validation set, the simulator) before its chart
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
@@ -228,6 +228,11 @@ def test_every_page_renders_in_both_languages(open_page, path, title, lang):
         save.click()
         expect(page.get_by_test_id("stDataFrame")).to_be_visible()
         expect(page.get_by_test_id("stCaptionContainer").filter(has_text="#2:")).to_be_visible()
+        # the saved scenarios ride in the link: a new session opened with it compares them again
+        expect(page).to_have_url(re.compile(r"cmp=[A-Za-z0-9_-]+"))
+        reopened = open_page(page.url.split("/", 3)[3], height=2600)
+        expect(reopened.get_by_test_id("stCaptionContainer").filter(has_text="#2:")).to_be_visible(timeout=30_000)
+        expect(reopened.get_by_test_id("stException")).to_have_count(0)
     expect(page.get_by_test_id("stException")).to_have_count(0)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{path or 'explorer'}-{lang}.png"), full_page=True)

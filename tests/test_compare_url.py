@@ -12,7 +12,7 @@ import zlib
 from urllib.parse import urlencode
 
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
 
 from core.estimate.compare_report import figures
@@ -48,15 +48,16 @@ def saved_pairs(at: AppTest) -> list[tuple]:
 
 @pytest.fixture
 def downloads(monkeypatch) -> dict[str, str]:
-    """The files the page's download buttons hand out, by file name (the last run's)."""
+    """The files the page's download buttons hand out when clicked, by file name (the last run's):
+    each button's data is a callable Streamlit calls on the click."""
     files: dict[str, str] = {}
-    add = MediaFileManager.add
+    button = DeltaGenerator.download_button
 
-    def recording(self, data, mimetype, coordinates, file_name=None, **kwargs):
-        files[file_name] = data.decode() if isinstance(data, bytes) else data
-        return add(self, data, mimetype, coordinates, file_name=file_name, **kwargs)
+    def recording(self, label, data, *args, **kwargs):
+        files[kwargs["file_name"]] = data() if callable(data) else data
+        return button(self, label, data, *args, **kwargs)
 
-    monkeypatch.setattr(MediaFileManager, "add", recording)
+    monkeypatch.setattr(DeltaGenerator, "download_button", recording)
     return files
 
 

@@ -9,9 +9,9 @@ from the list, and a page load whose session has no list yet rebuilds the list f
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -22,6 +22,7 @@ from core.spec.scenario_codec import decode, encode, from_token, to_token
 from ui.i18n import lang, t
 from ui.levers import active_summary
 from ui.safe import escape_markdown
+from ui.share import view_link
 from ui.sidebar import Scenario
 
 SAVED = "saved"
@@ -124,19 +125,11 @@ def link_notes(saved: Sequence[dict[str, Any]]) -> None:
         st.caption(t("compare.link_hint"))
 
 
-def view_link() -> str | None:
-    """The link that reopens this view: the page's URL (``st.context.url``, which has no query)
-    with the current query parameters; None when the browser did not send its URL."""
-    base = st.context.url
-    if not base:
-        return None
-    query = urlencode(st.query_params.to_dict())
-    return f"{base}?{query}" if query else base
-
-
 def export_buttons(columns: Sequence[Compared], table: Sequence[tuple[str, Sequence[str]]]) -> None:
     """Download buttons for the table as shown: Markdown, CSV and JSON (core.estimate.compare_report)."""
-    documents = exports(view_link(), columns, table, lang())
+    # built when a button is clicked (Streamlit calls a data callable then, outside the script thread)
+    link, language = view_link(), lang()
+    documents = functools.cache(lambda: exports(link, columns, table, language))
     st.markdown(f"**{t('compare.export')}**", help=t("compare.export_help"))
     buttons = (
         ("md", t("compare.download_md"), "text/markdown"),
@@ -145,5 +138,9 @@ def export_buttons(columns: Sequence[Compared], table: Sequence[tuple[str, Seque
     )
     for col, (kind, label, mime) in zip(st.columns(len(buttons)), buttons, strict=True):
         col.download_button(
-            label, documents[kind], file_name=f"llm-compare.{kind}", mime=mime, key=f"compare_download_{kind}"
+            label,
+            functools.partial(lambda kind: documents()[kind], kind),
+            file_name=f"llm-compare.{kind}",
+            mime=mime,
+            key=f"compare_download_{kind}",
         )
