@@ -1,5 +1,6 @@
 """Best-deployment search speed: candidates evaluated per second on one core (issue 16's target:
-at least 5,000 candidates in under 2 s).
+at least 5,000 candidates in under 2 s). The default space: tp 1-8, pp 1-2, dp 1-8 on MoE models,
+three weight and two KV formats, max_num_batched_tokens as the engine's, 2,048 and 8,192.
 
 Run: .venv/bin/python bench/bench_search.py   (taskset -c 0 to pin one core)
 """
@@ -20,6 +21,8 @@ CASES = {
     "Llama-3.1-70B, 200 chat users, whole catalog": ("llama-3.1-70b", None),
     "Llama-3.1-8B, 200 chat users, whole catalog": ("llama-3.1-8b", None),
     "Qwen3-30B-A3B, 200 chat users, H100/H200/B200/L40S": ("qwen3-30b-a3b", ("h100-sxm", "h200", "b200", "l40s")),
+    "DeepSeek-V3, 200 chat users, whole catalog": ("deepseek-v3", None),
+    "Qwen3-235B-A22B, 200 chat users, whole catalog": ("qwen3-235b-a22b", None),
 }
 LOAD = Requirement(
     load="users", users=200, think_time_s=30, prompt_len=1500, answer_len=300, ttft_slo_s=1.0, tpot_slo_s=0.05

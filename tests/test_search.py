@@ -144,7 +144,8 @@ def test_search_cli_json(cli):
     assert code == 0
     data = json.loads(out)
     assert data["candidates_evaluated"] >= 5000 and data["modes_evaluated"] == list(MODES)
-    keys = {"gpu", "num_gpus", "tp", "pp", "ep", "replicas", "weight_dtype", "kv_dtype", "mode"}
+    keys = {"gpu", "num_gpus", "tp", "pp", "dp", "ep", "replicas", "weight_dtype", "kv_dtype", "mode"}
+    keys |= {"max_num_batched_tokens", "batched_tokens_default"}
     keys |= {"cost_per_hour", "cost_per_million_output_tokens", "ttft_ms", "tpot_ms", "meets_slo"}
     assert data["pareto"] and all(keys <= set(p) for p in data["pareto"])
     assert all(p["meets_slo"] for p in data["pareto"])
@@ -204,6 +205,44 @@ def test_choosing_a_front_point_loads_it_into_the_sidebar(monkeypatch):
         3,
     )
     assert state["search_loaded"] == point
+    # a searched chunk size is loaded when the sidebar offers it, the engine's own as auto
+    for tokens, default, expected in ((2048, False, 2048), (16384, True, "auto"), (3000, False, "auto")):
+        chunked = {**point, "max_num_batched_tokens": tokens, "batched_tokens_default": default, "dp": 1, "ep": 1}
+        state["mnbt"] = "auto"
+        section._load_point("search_cost_front", [{}, chunked])
+        assert state["mnbt"] == expected
+
+
+def test_a_loaded_data_parallel_point_says_its_dp_is_not_in_the_sidebar():
+    """The section names the point it loaded, dp and ep included, and says in a caption that the
+    sidebar (and the check) has no data-parallel input rather than dropping it silently."""
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import streamlit as st
+
+        from core.planning.requirement import Requirement
+        from core.spec.catalog import load_catalog
+        from core.spec.deployment import Deployment
+        from core.spec.precision import kv_precision, weight_precision
+        from ui.best_deployment import best_deployment_section
+
+        catalog = load_catalog()
+        fp8 = weight_precision("fp8")
+        dep = Deployment(
+            model=catalog.model("deepseek-v3"), gpu=catalog.gpu("h200"), weights=fp8, kv=kv_precision("auto", fp8)
+        )
+        st.session_state["search_loaded"] = {
+            **{"gpu": "h200", "num_gpus": 8, "tp": 1, "pp": 1, "dp": 8, "ep": 8, "mode": "aggregated"},
+            **{"replicas": 1, "weight_dtype": "fp8", "kv_dtype": "auto", "max_num_batched_tokens": 8192},
+            "batched_tokens_default": True,
+        }
+        best_deployment_section(dep, Requirement(users=10))  # the search toggle is off: no search runs
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception
+    assert "tp 1 pp 1 dp 8 ep 8" in at.success[0].value
+    assert any("8 data-parallel attention ranks of tp 1" in c.value for c in at.caption)
 
 
 def test_each_gpu_keeps_its_own_efficiency_and_the_base_gpu_its_price(deploy, catalog):
@@ -218,6 +257,7 @@ def test_each_gpu_keeps_its_own_efficiency_and_the_base_gpu_its_price(deploy, ca
     found = search(catalog, tuned, CHAT, space)
     h100 = next(d for d in found.shapes if d.gpu.id == "h100-sxm")
     assert h100.efficiency.compute == class_efficiency("hbm").compute
+    assert all(d.efficiency.compute == 0.2 for d in found.shapes if d.gpu.id == "a10")  # the calibration holds
     a10 = next(i for i, d in enumerate(found.shapes) if d.gpu.id == "a10")
     one = int(np.flatnonzero((found.shape == a10) & (found.mode == 0) & (found.replicas == 1))[0])
     assert found.cost_per_hour[one] == pytest.approx(0.5)
@@ -233,3 +273,90 @@ def test_front_figures_are_valid_plotly(deploy, catalog):
     gpus = {g.id: g.name for g in catalog.gpus}
     figure = section._front_figure(data["pareto"], "cost_per_million_output_tokens", "tpot_ms", gpus, "x", "y")
     go.Figure(figure.to_dict())  # raises on an unknown property
+
+
+KV_BOUND = Requirement(
+    load="in_flight", in_flight=1000, prompt_len=4000, answer_len=1000, ttft_slo_s=30.0, tpot_slo_s=0.2
+)
+V3_ON_H200 = SearchSpace(gpus=("h200",), weight_dtypes=("fp8",), kv_dtypes=("auto",), pipeline_parallel=(1,))
+
+
+def test_a_kv_bound_mla_load_puts_data_parallel_attention_on_the_front(deploy, catalog):
+    """DeepSeek-V3 keeps one MLA latent per token that tensor parallelism does not split: every GPU
+    of a tp 8 replica holds all its requests' KV, so it admits 137 requests of 5,000 tokens, and
+    1,000 in flight need 8 replicas (64 GPUs). dp 8 ranks each hold only their own (90 per rank,
+    720 per replica; tests/test_expert_parallel.py), so data-parallel layouts serve the load on a
+    third of the GPUs and the cost front is theirs. The fronts stay non-dominated."""
+    from core.planning.curves import curves
+
+    found = search(catalog, deploy(model="deepseek-v3", gpu="h200"), KV_BOUND, V3_ON_H200)
+    dp = np.array([found.shapes[s].parallel.dp for s in found.shape])
+    assert {d.parallel.dp for d in found.shapes} == {1, 2, 4, 8} and {d.parallel.num_gpus for d in found.shapes} == {8}
+    front_dp = dp[cost_front(found)]
+    assert (front_dp > 1).any()
+    fewest = {kind: found.num_gpus[found.meets_slo & sel].min() for kind, sel in (("tp", dp == 1), ("dp", dp > 1))}
+    assert fewest["tp"] == 64 and fewest["dp"] <= 24
+    tp8 = next(d for d in found.shapes if d.parallel.dp == 1 and d.engine.max_num_batched_tokens is None)
+    dp8 = next(d for d in found.shapes if d.parallel.dp == 8 and d.engine.max_num_batched_tokens is None)
+    assert curves(dp8, KV_BOUND).ceiling > 4 * curves(tp8, KV_BOUND).ceiling
+    cost, tpot = found.cost_per_million_output_tokens, found.tpot_s
+    for i in cost_front(found):
+        assert not (
+            found.meets_slo & (cost <= cost[i]) & (tpot <= tpot[i]) & ((cost < cost[i]) | (tpot < tpot[i]))
+        ).any()
+    data = search_to_dict(found, V3_ON_H200.modes)
+    assert all(p["ep"] == (p["tp"] * p["dp"] if p["dp"] > 1 else 1) for p in data["pareto"] + data["pareto_throughput"])
+    assert any(p["dp"] > 1 and p["ep"] == 8 for p in data["pareto"])
+
+
+def test_dense_models_search_dp_one_only_and_dp_one_candidates_do_not_move(deploy, catalog):
+    """Adding dp and max_num_batched_tokens options adds shapes; the dp 1 shapes at the engine's own
+    chunk size keep every number they had in a search without those options."""
+    space = dataclasses.replace(ONE_A10, gpus=("a10", "h100-sxm"), tensor_parallel=(1, 2))
+    plain = search(
+        catalog, deploy(gpu="a10"), CHAT, dataclasses.replace(space, data_parallel=(1,), batched_tokens=(None,))
+    )
+    wide = search(catalog, deploy(gpu="a10"), CHAT, space)
+    assert all(d.parallel.dp == 1 for d in wide.shapes)  # Llama is dense: no data-parallel attention
+    assert len(wide.shapes) > len(plain.shapes)
+    same = np.isin(wide.shape, np.arange(len(plain.shapes)))  # the default shapes come first, in order
+    assert wide.shapes[: len(plain.shapes)] == plain.shapes
+    for name in ("shape", "mode", "replicas", "num_gpus", "max_num_seqs", "ttft_s", "tpot_s", "meets_slo"):
+        assert np.array_equal(getattr(wide, name)[same], getattr(plain, name)), name
+
+
+def test_the_chunk_size_is_searched_in_aggregated_serving(deploy, catalog):
+    """On an H100 vLLM's own chunk is 8,192 tokens, so (None, 2048, 8192) tries 2,048 once more, in
+    aggregated serving only. A 4,000-token P95 prompt then takes 4000 / 2048 = 1.95 steps instead of
+    one (each step reads every weight again: a slower prefill, a higher TTFT), while the smaller
+    activation peak leaves more KV budget, so the KV ceiling does not fall."""
+    from core.planning.curves import curves
+
+    req = Requirement(load="rate", rate_per_s=2.0, prompt_len=4000, answer_len=300, ttft_slo_s=2.0, tpot_slo_s=0.05)
+    space = dataclasses.replace(ONE_A10, gpus=("h100-sxm",))
+    found = search(catalog, deploy(gpu="h100-sxm"), req, space)
+    chunks = [d.engine.max_num_batched_tokens for d in found.shapes]
+    assert chunks == [None, 2048]
+    assert set(found.mode[found.shape == 1]) == {0}  # the 2,048 shape is aggregated only
+    default, small = (curves(d, req) for d in found.shapes)
+    assert small.prefill_p95_s > default.prefill_p95_s and small.ceiling >= default.ceiling
+    data = search_to_dict(found, space.modes)
+    entries = data["pareto"] + data["pareto_throughput"]
+    assert {"max_num_batched_tokens", "batched_tokens_default", "dp", "ep"} <= set(entries[0])
+    assert {p["max_num_batched_tokens"] for p in entries} <= {8192, 2048}
+    assert all(p["batched_tokens_default"] == (p["max_num_batched_tokens"] == 8192) for p in entries)
+
+
+def test_search_cli_takes_dp_and_chunk_lists(cli):
+    base = ("search", "--model", "deepseek-v2-lite", "--gpus", "h100-sxm", "--weight-dtypes", "bf16", "--users", "400")
+    code, out, _ = cli(*base, "--prompt-len", "8000", "--dp", "1,4", "--batched-tokens", "auto,4096", "--json")
+    assert code == 0
+    data = json.loads(out)
+    points = data["pareto"] + data["pareto_throughput"]
+    assert {p["dp"] for p in points} <= {1, 4} and any(p["dp"] == 4 and p["ep"] == 4 * p["tp"] for p in points)
+    code, out, _ = cli(*base, "--prompt-len", "8000", "--dp-options", "4", "--batched-tokens-options", "auto")
+    assert code == 0 and " dp 4 ep " in out
+    code, _, err = cli(*base, "--dp", "0")
+    assert code == 2 and "--dp-options" in err
+    code, _, err = cli(*base, "--batched-tokens", "auto,lots")
+    assert code == 2 and "--batched-tokens-options" in err

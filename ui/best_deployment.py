@@ -1,6 +1,7 @@
 """Plan's "Best deployment" section: the search over GPUs, layouts, formats and serving modes for
 the page's load (:mod:`core.planning.search`), its two Pareto fronts, and loading a point into the
-sidebar."""
+sidebar (GPU, tp, formats, replicas, max_num_batched_tokens; data-parallel attention has no sidebar
+input, which a caption says)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,17 @@ from core.planning.search import MODES, SearchSpace, search
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Deployment
 from ui.cache import FAST_HASH
-from ui.engine_inputs import AUTO
+from ui.engine_inputs import AUTO, BATCH_TOKENS
 from ui.figure import Figure
-from ui.i18n import t
+from ui.i18n import lang, t
 
 COLORS = {"aggregated": "#2563eb", "disaggregated": "#d97706"}
+DP_NOT_LOADED = {  # to move into data/messages.toml ([search] dp_not_loaded)
+    "en": "This point runs {dp} data-parallel attention ranks of tp {tp} (the experts split over {ep} GPUs); "
+    "the sidebar has no input for that, so it and the check above model tp {tp} without them.",
+    "zh": "该方案使用 {dp} 个 tp {tp} 的数据并行注意力副本（专家切分到 {ep} 块 GPU 上）；侧边栏没有对应输入，"
+    "因此侧边栏和上方的检查按不含数据并行的 tp {tp} 建模。",
+}
 
 
 @st.cache_data(max_entries=16, show_spinner=False, hash_funcs=FAST_HASH)
@@ -32,9 +39,24 @@ def _layout(p: dict) -> str:
     return t("search.layout_aggregated", replicas=p["replicas"])
 
 
+def _split(p: dict) -> str:
+    """tp and pp, and dp with ep where the point runs data-parallel attention."""
+    dp = p.get("dp", 1)
+    return f"tp {p['tp']} pp {p['pp']}" + (f" dp {dp} ep {p['ep']}" if dp > 1 else "")
+
+
+def _batched_tokens(p: dict) -> str:
+    """max_num_batched_tokens in effect, marked when it is the engine's own."""
+    tokens = p.get("max_num_batched_tokens")
+    if tokens is None:
+        return "-"
+    return f"{tokens:,} ({AUTO})" if p.get("batched_tokens_default", True) else f"{tokens:,}"
+
+
 def _label(p: dict, gpus: dict[str, str]) -> str:
-    layout = f"tp {p['tp']} pp {p['pp']} · {_layout(p)}"
-    return f"{gpus[p['gpu']]} × {p['num_gpus']} · {layout} · {p['weight_dtype']}/{p['kv_dtype']}"
+    layout = f"{_split(p)} · {_layout(p)}"
+    chunk = "" if p.get("batched_tokens_default", True) else f" · {p['max_num_batched_tokens']:,} batched tokens"
+    return f"{gpus[p['gpu']]} × {p['num_gpus']} · {layout} · {p['weight_dtype']}/{p['kv_dtype']}{chunk}"
 
 
 def _front_figure(points: list[dict], x: str, y: str, gpus: dict[str, str], x_title: str, y_title: str):
@@ -81,7 +103,9 @@ def _front_chart(points: list[dict], key: str, front: str, fields: tuple[str, st
 
 
 def _load_point(chart_key: str, points: list[dict]) -> None:
-    """Callback: the chosen front point becomes the sidebar's GPU, tp, formats and the replicas."""
+    """Callback: the chosen front point becomes the sidebar's GPU, tp, formats, replicas and its
+    max_num_batched_tokens where the sidebar offers it (the engine's own: auto); its dp, which the
+    sidebar has no input for, is named in a caption (:data:`DP_NOT_LOADED`)."""
     selection = st.session_state.get(chart_key)
     chosen = selection.selection.points if selection else []
     if not chosen:
@@ -92,6 +116,10 @@ def _load_point(chart_key: str, points: list[dict]) -> None:
     st.session_state["weights"] = p["weight_dtype"]
     st.session_state["kv"] = "fp8" if p["kv_dtype"] == "fp8" else AUTO
     st.session_state["plan_replicas"] = p["replicas"]
+    if p.get("batched_tokens_default", False):
+        st.session_state["mnbt"] = AUTO
+    elif p.get("max_num_batched_tokens") in BATCH_TOKENS:
+        st.session_state["mnbt"] = p["max_num_batched_tokens"]
     st.session_state["search_loaded"] = p
 
 
@@ -101,6 +129,8 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> None:
     gpus = {g.id: g.name for g in load_catalog().gpus}
     if loaded := st.session_state.pop("search_loaded", None):
         st.success(t("search.loaded", deployment=_label(loaded, gpus)))
+        if loaded.get("dp", 1) > 1:
+            st.caption(DP_NOT_LOADED[lang()].format(dp=loaded["dp"], tp=loaded["tp"], ep=loaded["ep"]))
     if not st.toggle(t("search.run"), key="search_on"):
         return
     bar = st.progress(0.0, text=t("search.progress"))
@@ -142,6 +172,8 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> None:
     table = pd.DataFrame(
         {
             t("search.deployment"): [_label(p, gpus) for p in cost_points],
+            "dp / ep": [f"{p['dp']} / {p['ep']}" for p in cost_points],
+            "max_num_batched_tokens": [_batched_tokens(p) for p in cost_points],
             "USD/h": [f"${p['cost_per_hour']:,.2f}" if p["cost_per_hour"] is not None else "-" for p in cost_points],
             t("search.per_million"): [f"${p['cost_per_million_output_tokens']:,.3f}" for p in cost_points],
             "TTFT [ms]": [f"{p['ttft_ms']:,.0f}" for p in cost_points],

@@ -30,12 +30,22 @@ class UsageError(Exception):
     """A bad argument: reported in one line, exit status 2."""
 
 
+DP_NOT_MODELLED = ("check", "simulate")
+"""Commands whose requirement check and simulator do not yet split requests over data-parallel ranks."""
+
+
 def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default: str) -> None:
     parser.add_argument("--model", required=True, help="catalog id, Hugging Face id or path to config.json")
     parser.add_argument("--gpu", required=True, help="catalog GPU id (see `list gpus`)")
-    parser.add_argument("--num-gpus", type=int, help="GPUs of the replica (default tp x pp)")
-    parser.add_argument("--tp", type=int, help="tensor-parallel degree (default num-gpus / pp)")
+    parser.add_argument("--num-gpus", type=int, help="GPUs of the replica (default tp x pp x dp)")
+    parser.add_argument("--tp", type=int, help="tensor-parallel degree per rank (default num-gpus / (pp x dp))")
     parser.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
+    parser.add_argument(
+        "--dp",
+        type=int,
+        default=1,
+        help="data-parallel attention ranks, MoE models only: the experts split over tp x dp GPUs (default 1)",
+    )
     parser.add_argument("--weight-dtype", help=f"one of {', '.join(WEIGHT_PRECISIONS)} (default: checkpoint's)")
     parser.add_argument("--kv-dtype", default="auto", help=f"auto or one of {', '.join(KV_PRECISIONS)}")
     parser.add_argument(
@@ -127,16 +137,16 @@ def levers_from_args(args: argparse.Namespace, catalog: Catalog) -> Levers:
 
 
 def parallelism_from_args(args: argparse.Namespace) -> Parallelism:
-    pp = args.pp
+    pp, dp = args.pp, getattr(args, "dp", 1)
     tp = args.tp
     if tp is None:
-        num = args.num_gpus or pp
-        if num % pp:
-            raise UsageError(f"--num-gpus ({num}) must be a multiple of --pp ({pp})")
-        tp = num // pp
-    if args.num_gpus is not None and args.num_gpus != tp * pp:
-        raise UsageError(f"--num-gpus ({args.num_gpus}) must equal --tp x --pp ({tp} x {pp})")
-    return Parallelism(tp=tp, pp=pp)
+        num = args.num_gpus or pp * dp
+        if num % (pp * dp):
+            raise UsageError(f"--num-gpus ({num}) must be a multiple of --pp x --dp ({pp} x {dp})")
+        tp = num // (pp * dp)
+    if args.num_gpus is not None and args.num_gpus != tp * pp * dp:
+        raise UsageError(f"--num-gpus ({args.num_gpus}) must equal --tp x --pp x --dp ({tp} x {pp} x {dp})")
+    return Parallelism(tp=tp, pp=pp, dp=dp)
 
 
 def release_from_args(args: argparse.Namespace) -> Release:
@@ -157,6 +167,11 @@ def deployment_from_args(
     max_model_len = args.max_model_len
     if max_model_len is None and longest_request is not None:
         max_model_len = sized_max_model_len(longest_request, model.max_context)
+    parallel = parallelism_from_args(args)
+    if (problem := parallel.data_parallel_error(model)) is not None:
+        raise UsageError(f"--dp: {problem}")
+    if parallel.dp > 1 and getattr(args, "command", "estimate") in DP_NOT_MODELLED:
+        raise UsageError(f"--dp: {args.command} does not split requests over data-parallel ranks: use estimate, search")
     try:
         gpu = catalog.gpu(args.gpu)
     except KeyError:
@@ -167,7 +182,7 @@ def deployment_from_args(
         gpu=gpu,
         weights=weights,
         kv=kv_for(args.kv_dtype, weights, gpu),
-        parallel=parallelism_from_args(args),
+        parallel=parallel,
         engine=EngineConfig(
             release=release_from_args(args),
             gpu_memory_utilization=args.gpu_memory_utilization,

@@ -30,6 +30,20 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", help="comma-separated catalog GPU ids to search (default: every catalog GPU)")
     parser.add_argument("--tp-options", default="1,2,4,8", help="tensor-parallel degrees (default 1,2,4,8)")
     parser.add_argument("--pp-options", default="1,2", help="pipeline-parallel degrees (default 1,2)")
+    parser.add_argument(
+        "--dp-options",
+        "--dp",
+        dest="dp_options",
+        default="1,2,4,8",
+        help="data-parallel attention ranks for MoE models, the experts over tp x dp GPUs (default 1,2,4,8)",
+    )
+    parser.add_argument(
+        "--batched-tokens-options",
+        "--batched-tokens",
+        dest="batched_tokens_options",
+        default="auto,2048,8192",
+        help="max_num_batched_tokens of aggregated serving, auto: the engine's (default auto,2048,8192)",
+    )
     parser.add_argument("--weight-dtypes", default="bf16,fp8,int4", help="weight formats (default bf16,fp8,int4)")
     parser.add_argument("--kv-dtypes", default="auto,fp8", help="KV-cache formats (default auto,fp8)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"serving modes (default {','.join(MODES)})")
@@ -54,6 +68,16 @@ def _list(text: str, flag: str, convert=str) -> tuple:
     return items
 
 
+def _batched_tokens(text: str) -> int | None:
+    """A max_num_batched_tokens option: "auto" for the engine's, else a positive whole number."""
+    if text.lower() in ("auto", "default"):
+        return None
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
 def space_from_args(args: argparse.Namespace, catalog) -> SearchSpace:
     gpus = _list(args.gpus, "--gpus") if args.gpus else ()
     known = {g.id for g in catalog.gpus}
@@ -64,12 +88,16 @@ def space_from_args(args: argparse.Namespace, catalog) -> SearchSpace:
         raise UsageError(f"--weight-dtypes: unknown format {bad[0]!r}; one of {', '.join(WEIGHT_PRECISIONS)}")
     tps = _list(args.tp_options, "--tp-options", int)
     pps = _list(args.pp_options, "--pp-options", int)
-    if bad := [n for n in tps + pps if n < 1]:
-        raise UsageError(f"--tp-options and --pp-options must be 1 or more, got {bad[0]}")
+    dps = _list(args.dp_options, "--dp-options", int)
+    if bad := [n for n in tps + pps + dps if n < 1]:
+        raise UsageError(f"--tp-options, --pp-options and --dp-options must be 1 or more, got {bad[0]}")
+    batched = _list(args.batched_tokens_options, "--batched-tokens-options", _batched_tokens)
     return SearchSpace(
         gpus=gpus,
         tensor_parallel=tps,
         pipeline_parallel=pps,
+        data_parallel=dps,
+        batched_tokens=batched,
         weight_dtypes=weights,
         kv_dtypes=_list(args.kv_dtypes, "--kv-dtypes"),
         modes=_list(args.modes, "--modes"),
@@ -112,8 +140,10 @@ def _point(p: dict, lang: str) -> str:
     )
     cost = f"${p['cost_per_hour']:,.2f}/h" if p["cost_per_hour"] is not None else message("plan.no_catalog_price", lang)
     per_million = f"${p['cost_per_million_output_tokens']:,.3f}/1M" if p["cost_per_million_output_tokens"] else "-"
+    split = f"tp {p['tp']} pp {p['pp']}" + (f" dp {p['dp']} ep {p['ep']}" if p["dp"] > 1 else "")
+    chunk = "" if p["batched_tokens_default"] else f", {p['max_num_batched_tokens']} batched tokens"
     return (
-        f"{p['gpu']} x{p['num_gpus']} (tp {p['tp']} pp {p['pp']}, {layout}, {p['weight_dtype']}/{p['kv_dtype']}): "
+        f"{p['gpu']} x{p['num_gpus']} ({split}, {layout}, {p['weight_dtype']}/{p['kv_dtype']}{chunk}): "
         f"{cost}, {per_million}, TTFT {p['ttft_ms']:,.0f} ms, TPOT {p['tpot_ms']:,.1f} ms"
         + ("" if p["meets_slo"] else f" [{message('search.misses_slo', lang)}]")
     )

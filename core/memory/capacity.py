@@ -24,7 +24,13 @@ from core.spec.deployment import Deployment
 
 @dataclass(frozen=True, kw_only=True)
 class KvCapacity:
-    """Concurrency ceiling on one replica (per-GPU bytes; every GPU holds its share of each request)."""
+    """Concurrency ceiling on one replica (per-GPU bytes; every GPU holds its share of each request).
+
+    With data-parallel attention (dp > 1) each rank holds only its own requests: the concurrency
+    figures at the request's length and contiguous are the replica's, dp x one rank's, while the
+    block pool, ``capacity_tokens`` and the max_model_len figure are one rank's (each rank is its
+    own engine and logs its own).
+    """
 
     bytes_per_token: float
     """Full-attention KV of one token on one GPU [bytes]."""
@@ -88,8 +94,8 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int, input_le
         num_blocks=num_blocks,
         capacity_tokens=pool // groups * block,
         max_concurrency_at_max_model_len=pool / reserved,
-        max_concurrency_at_request_len=int(max_requests(budget_bytes - shared, per_request - shared)),
-        max_concurrency_contiguous=int(max_requests(budget_bytes, contiguous)),
+        max_concurrency_at_request_len=int(max_requests(budget_bytes - shared, per_request - shared)) * dep.parallel.dp,
+        max_concurrency_contiguous=int(max_requests(budget_bytes, contiguous)) * dep.parallel.dp,
         shared_prefix_bytes=shared,
         state_bytes_per_request=state,
         block_size=block,

@@ -10,8 +10,10 @@ from core.spec.gpu import GpuSpec
 def overhead_bytes(engine: EngineConfig, par: Parallelism, gpu: GpuSpec) -> float:
     """Memory the engine adds beside weights and activations and charges to the budget [bytes]:
     non-torch allocations (more with tp > 1 over a fast link: NCCL buffers) plus the CUDA-graph
-    estimate where the release charges it (vLLM >= 0.20)."""
-    return engine.non_torch(par, gpu.interconnect) + engine.graph_charge_bytes
+    estimate where the release charges it (vLLM >= 0.20). A GPU of an expert-parallel group
+    (dp > 1) holds communication buffers as a tensor-parallel one does, whatever its tp."""
+    collective = par if par.dp == 1 else Parallelism(tp=par.expert_parallel)
+    return engine.non_torch(collective, gpu.interconnect) + engine.graph_charge_bytes
 
 
 def usable_capacity_bytes(gpu_memory_bytes: float, engine: EngineConfig) -> float:

@@ -3,6 +3,10 @@
     KV(sequence)  = target's KV + what levers hold beside it (a speculative proposer's KV)
     KV(batch of B) = KV(shared prefix), held once, + B x (KV(request) - KV(shared prefix) + state)
 
+per GPU; with data-parallel attention (dp > 1) a GPU holds only its rank's requests, so B is the
+busiest rank's share (:meth:`core.spec.engine.Parallelism.rank_sequences`) and each rank holds the
+shared prefix once.
+
 (state: a hybrid's constant per-request state, :mod:`core.memory.state`; 0 for other models)
 
 A lever that shares prompt tokens (prefix caching, :meth:`core.levers.base.Lever.shared_tokens`)
@@ -76,9 +80,9 @@ def own_kv_bytes(dep: Deployment, request_len, input_len):
 
 
 def batch_kv_bytes(dep: Deployment, batch, request_len, input_len):
-    """KV of ``batch`` requests [bytes] = shared prefix once + batch x own KV (0 for no requests)."""
+    """KV of ``batch`` requests on one GPU [bytes] = shared prefix once + batch x own KV (0 for no
+    requests); with dp > 1 the batch of the busiest rank."""
     batch = np.asarray(batch, dtype=float)
-    total = np.where(
-        batch > 0, shared_kv_bytes(dep, input_len) + batch * own_kv_bytes(dep, request_len, input_len), 0.0
-    )
+    rank = dep.parallel.rank_sequences(batch)
+    total = np.where(batch > 0, shared_kv_bytes(dep, input_len) + rank * own_kv_bytes(dep, request_len, input_len), 0.0)
     return float(total) if total.ndim == 0 else total

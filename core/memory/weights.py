@@ -4,7 +4,11 @@
 
 Quantized formats compress the linear layers only (embeddings, LM head, norms, router and a
 multimodal checkpoint's vision tower stay 16-bit); tensor parallel shards every matrix; pipeline
-stages split the layers, the first holding the embedding and the vision tower.
+stages split the layers, the first holding the embedding and the vision tower. With data-parallel
+attention (dp > 1, MoE) every rank holds the non-expert weights split over its tp GPUs and the
+routed experts are split whole over all tp x dp GPUs:
+
+    per GPU = non-expert weights / tp + routed experts x ceil(E / (tp x dp)) / E
 """
 
 from __future__ import annotations
@@ -79,8 +83,12 @@ def weight_bytes_per_gpu(model: ModelSpec, weights: Precision, par: Parallelism)
     Tensor parallel shards every matrix (embedding and LM head vocab-parallel) over ``tp`` GPUs.
     Pipeline parallel gives a stage ceil(layers / pp) layers; the first stage also holds the
     embedding and the last the LM head (a tied head is a copy of the embedding there).
+    With dp > 1 the routed experts are held at :func:`expert_share_per_gpu` instead of 1 / tp
+    (shared experts stay with the non-expert part); a model without routed experts raises.
     """
     w = weight_bytes(model, weights)
+    if par.dp > 1:
+        return _data_parallel_weights(model, w, par)
     if par.pp == 1:
         return w.total / par.tp
     head = w.lm_head or w.embedding
@@ -88,18 +96,42 @@ def weight_bytes_per_gpu(model: ModelSpec, weights: Precision, par: Parallelism)
     return (stage_layers + max(w.embedding + w.vision, head)) / par.tp
 
 
+def _data_parallel_weights(model: ModelSpec, w: WeightBytes, par: Parallelism) -> float:
+    if (problem := par.data_parallel_error(model)) is not None:
+        raise ValueError(problem)
+    experts = w.routed_experts * expert_share_per_gpu(model, par)
+    if par.pp == 1:
+        return (w.total - w.routed_experts) / par.tp + experts
+    stage = layers_per_gpu(model, par.pp) / model.num_layers
+    ends = max(w.embedding + w.vision, w.lm_head or w.embedding)
+    return ((w.layers - w.routed_experts) * stage + ends) / par.tp + experts * stage
+
+
+def expert_share_per_gpu(model: ModelSpec, par: Parallelism) -> float:
+    """Share of the routed experts the most loaded GPU holds [fraction]: 1 / tp when dp = 1 (every
+    expert tensor-split), else ceil(E / EP) / E with EP = tp x dp whole experts per GPU (vLLM's
+    ``determine_expert_map`` gives the first E mod EP ranks one more); 1/8 for DeepSeek-V3 at EP 8."""
+    if par.dp == 1 or model.moe is None:
+        return 1 / par.tp
+    experts = model.moe.num_experts
+    return math.ceil(experts / par.expert_parallel) / experts
+
+
 def moe_padding_bytes_per_gpu(model: ModelSpec, weights: Precision, par: Parallelism, gpu: GpuSpec) -> float:
     """Bytes an MXFP4 MoE's kernels add per GPU by padding every expert's hidden and per-GPU
     intermediate sizes up to their tile (:func:`core.spec.support.mxfp4_moe_alignment`; gpt-oss's
-    2,880 becomes 3,072 on Marlin) [bytes]; 0 for other formats and dense models."""
+    2,880 becomes 3,072 on Marlin) [bytes]; 0 for other formats and dense models. Under expert
+    parallelism (dp > 1) experts are whole, their intermediate size not split by tp."""
     if weights.name != "mxfp4" or model.moe is None:
         return 0.0
     hidden_align, inter_align = mxfp4_moe_alignment(gpu)
-    inter = model.moe.expert_ffn_size / par.tp
+    inter = model.moe.expert_ffn_size / (par.tp if par.dp == 1 else 1)
     padded = math.ceil(model.hidden_size / hidden_align) * hidden_align * math.ceil(inter / inter_align) * inter_align
     factor = padded / (model.hidden_size * inter)
     routed = weight_bytes(model, weights).routed_experts
     stage = layers_per_gpu(model, par.pp) / model.num_layers
+    if par.dp > 1:
+        return routed * stage * expert_share_per_gpu(model, par) * (factor - 1)
     return routed * stage / par.tp * (factor - 1)
 
 

@@ -5,6 +5,8 @@ presets, the engine's launch command, reports, and the best-deployment search wi
 __all__ = [
     "check",  # Check, Plan, check
     "cost",  # Cost, cost, cost_per_hour
+    "curves",  # Curves, curves: one search shape's operating curves, and its candidates' columns
+    "disaggregated",  # the xPyD candidates of one search shape
     "fixes",  # Fix, fixes
     "launch",  # serve_command
     "pareto",  # front, cost_front, throughput_front, best, search_to_dict
@@ -13,6 +15,7 @@ __all__ = [
     "report_csv",  # the CSV report
     "report_formats",  # Markdown and HTML reports
     "requirement",  # Requirement
-    "search",  # SearchSpace, Candidates, search
+    "search",  # Candidates, search (SearchSpace and MODES from shapes)
+    "shapes",  # SearchSpace, shapes: the replica shapes the search evaluates
     "solve",  # max_users, max_prompt_len, min_gpus, gpu_options
 ]

@@ -55,6 +55,10 @@ def best(c: Candidates) -> int | None:
 
 
 def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
+    """One candidate as the JSON of ``python -m core search``: its layout (tp, pp, dp data-parallel
+    attention ranks, ep the GPUs the experts are split over whole, 1 when they are tensor-split),
+    max_num_batched_tokens in effect (``batched_tokens_default``: the engine's own), its running
+    batch, cost and latencies."""
     dep = c.shapes[c.shape[i]]
     disaggregated = MODES[c.mode[i]] == "disaggregated"
     cost, per_million = c.cost_per_hour[i], c.cost_per_million_output_tokens[i]
@@ -63,7 +67,8 @@ def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
         "num_gpus": int(c.num_gpus[i]),
         "tp": dep.parallel.tp,
         "pp": dep.parallel.pp,
-        "ep": 1,
+        "dp": dep.parallel.dp,
+        "ep": dep.parallel.expert_parallel,
         "replicas": int(c.replicas[i]),
         "prefill_instances": int(c.prefill[i]) if disaggregated else None,
         "decode_instances": int(c.decode[i]) if disaggregated else None,
@@ -71,6 +76,8 @@ def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
         "kv_dtype": dep.kv.name,
         "mode": MODES[c.mode[i]],
         "max_num_seqs": int(c.max_num_seqs[i]),
+        "max_num_batched_tokens": dep.batch_limits[0],
+        "batched_tokens_default": dep.engine.max_num_batched_tokens is None,
         "cost_per_hour": None if math.isnan(cost) else round(float(cost), 2),
         "cost_per_million_output_tokens": round(float(per_million), 3) if np.isfinite(per_million) else None,
         "ttft_ms": _ms(c.ttft_s[i]),

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from core.spec import units
 from core.spec.engine_defaults import default_memory_fraction, engine_batch_defaults, engine_block_tokens
 from core.spec.model import ModelSpec
@@ -20,20 +22,49 @@ TENSOR_PARALLEL = (1, 2, 4, 8)
 
 @dataclass(frozen=True, kw_only=True)
 class Parallelism:
-    """How many GPUs one replica uses and how the model is split over them."""
+    """How many GPUs one replica uses and how the model is split over them: tp x pp per rank, and
+    with dp > 1 (MoE only) dp data-parallel attention ranks, each with its own requests and KV
+    cache, over which the routed experts are split whole (EP = tp x dp): vLLM's
+    ``--data-parallel-size --enable-expert-parallel``, SGLang's ``--dp --enable-dp-attention``,
+    TensorRT-LLM's ``enable_attention_dp`` (releases and sources: docs/model.md)."""
 
     tp: int = 1
     pp: int = 1
+    dp: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("tp", "pp"):
+        for name in ("tp", "pp", "dp"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
                 raise ValueError(f"{name} must be an integer from 1 to 1024, got {value!r}")
 
     @property
     def num_gpus(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.dp
+
+    @property
+    def expert_parallel(self) -> int:
+        """GPUs the routed experts are split over whole: tp x dp with dp > 1, else 1 (tensor-split)."""
+        return self.tp * self.dp if self.dp > 1 else 1
+
+    def rank_sequences(self, sequences):
+        """Sequences the busiest rank runs of the replica's B (array-friendly) = max(B / dp, min(B, 1))
+        (a request is not split: below dp requests one rank runs one); B itself with dp = 1."""
+        if self.dp == 1:
+            return sequences
+        b = np.asarray(sequences, dtype=float)
+        return np.maximum(b / self.dp, np.minimum(b, 1.0))
+
+    def data_parallel_error(self, model: ModelSpec) -> str | None:
+        """Why ``model`` cannot take this layout's data-parallel attention, or None (dp = 1: None)."""
+        if self.dp > 1 and model.moe is None:
+            return (
+                f"dp ({self.dp}) > 1 is data-parallel attention with the routed experts split over tp x dp "
+                f"GPUs; {model.name} has no routed experts (run {self.dp} replicas instead)"
+            )
+        if self.dp > 1 and self.expert_parallel > model.moe.num_experts:
+            return f"tp x dp ({self.expert_parallel}) exceeds the {model.moe.num_experts} experts of {model.name}"
+        return None
 
 
 def tensor_split_error(model: ModelSpec, tp: int) -> str | None:

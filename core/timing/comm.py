@@ -1,8 +1,11 @@
-"""Communication time of a phase: tensor-parallel all-reduces and pipeline-parallel sends.
+"""Communication time of a phase: tensor-parallel all-reduces, pipeline-parallel sends and, with
+data-parallel attention, the expert-parallel all-to-all.
 
 TP: (blocks + 1) x (latency + 2 (tp - 1) / tp x tokens x hidden x 2 B / (link x eff.)) per step,
     blocks = mixer and FFN blocks (2 x layers for a standard model, one per layer for Nemotron-H)
 PP: (pp - 1) x (latency + tokens x hidden x 2 B / (link x eff.)) per step
+EP: MoE layers x 2 (dispatch, combine) x (latency + tokens x k x width x 2 B x (EP - 1) / EP
+    / (link x eff.)) per step, tokens those of one rank (dp > 1)
 """
 
 from __future__ import annotations
@@ -10,18 +13,21 @@ from __future__ import annotations
 import numpy as np
 
 from core.spec.deployment import Deployment
+from core.spec.model import ModelSpec
 from core.spec.precision import ACTIVATION_PRECISION
 
 RING_ALLREDUCE_FACTOR = 2  # a ring all-reduce moves 2 (n - 1) / n of the message per GPU
+ALL_TO_ALL_PASSES = 2  # dispatch to the experts' GPUs, then combine back
 
 
 def comm_seconds(dep: Deployment, tokens, steps):
-    """All-reduce and pipeline-send time of a phase [s].
+    """All-reduce, pipeline-send and all-to-all time of a phase [s]; ``tokens`` are one rank's.
 
     TP: (mixer and FFN blocks + 1) all-reduces per step (2 x layers + 1 for a standard model; the +1
     for the vocab-parallel embedding), each latency + 2 (tp - 1) / tp x tokens x hidden x 2 B /
-    (link bandwidth x link eff.).
+    (link bandwidth x link eff.); with dp > 1 inside a rank only.
     PP: per stage boundary, latency + tokens x hidden x 2 B / (link x eff.) per step.
+    EP (dp > 1): :func:`all_to_all_seconds`.
     """
     par, eff = dep.parallel, dep.efficiency
     if par.num_gpus == 1:
@@ -36,4 +42,31 @@ def comm_seconds(dep: Deployment, tokens, steps):
         total = total + count * (steps * eff.allreduce_latency_s + ring * message_bytes / link)
     if par.pp > 1:
         total = total + (par.pp - 1) * (steps * eff.allreduce_latency_s + message_bytes / link)
+    if par.dp > 1:
+        total = total + all_to_all_seconds(dep, tokens, steps)
     return total
+
+
+def all_to_all_bytes(model: ModelSpec, tokens, expert_parallel: int):
+    """Bytes one GPU sends in one all-to-all pass of one MoE layer [bytes] = tokens x k x width x
+    2 B x (EP - 1) / EP: each of its rank's tokens goes to its k experts, of which (EP - 1) / EP
+    live on other GPUs (width: the hidden size, or a latent MoE's latent size)."""
+    moe = model.moe
+    width = moe.latent_size or model.hidden_size
+    remote = (expert_parallel - 1) / expert_parallel
+    return (
+        np.asarray(tokens, dtype=float)
+        * moe.experts_per_token
+        * width
+        * ACTIVATION_PRECISION.bytes_per_element
+        * remote
+    )
+
+
+def all_to_all_seconds(dep: Deployment, tokens, steps):
+    """Expert-parallel dispatch and combine of a phase [s] = MoE layers x 2 x (steps x latency +
+    :func:`all_to_all_bytes` / (GPU link x link eff.)); within one node, over the GPU's link."""
+    eff = dep.efficiency
+    sent = all_to_all_bytes(dep.model, tokens, dep.parallel.expert_parallel)
+    per_pass = np.asarray(steps, dtype=float) * eff.allreduce_latency_s + sent / (dep.gpu.link_bandwidth * eff.link)
+    return dep.model.num_moe_layers * ALL_TO_ALL_PASSES * per_pass

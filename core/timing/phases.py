@@ -26,32 +26,41 @@ from core.memory.state import state_traffic_bytes
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.timing.roofline import PhaseTime, work_time
-from core.timing.work import attention_flops, expert_bytes_read, linear_flops, weight_bytes_read
+from core.timing.work import attention_flops, expert_bytes_read, rank_linear_flops, weight_bytes_read
 
 
 def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseTime:
-    """Roofline time of ``sequences`` x ``new_tokens`` tokens on top of ``context`` cached ones."""
-    tp = dep.parallel.tp
+    """Roofline time of ``sequences`` x ``new_tokens`` tokens on top of ``context`` cached ones.
+
+    With data-parallel attention (dp > 1) the step lasts as long as its busiest rank's work
+    (:meth:`~core.spec.engine.Parallelism.rank_sequences`): its own sequences' KV, attention and
+    non-expert matmuls, its GPUs' share of all ranks' expert routes, the all-to-all of its tokens.
+    """
+    par = dep.parallel
+    tp = par.tp
     sequences = np.asarray(sequences, dtype=float)
     steps = np.asarray(steps, dtype=float)
     tokens = sequences * np.asarray(new_tokens, dtype=float)
+    rank = par.rank_sequences(sequences)  # the replica's sequences when dp = 1
     # KV: read the cached context and write the new tokens, per GPU (heads split by tp)
-    kv = sequences * kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
+    kv = rank * kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=tp), np.asarray(context) + new_tokens)
     budget, _ = dep.batch_limits
     # each sequence is scheduled in every step that processes a chunk of it
-    scheduled = sequences * np.maximum(1.0, np.asarray(new_tokens, dtype=float) / budget)
+    chunks = np.maximum(1.0, np.asarray(new_tokens, dtype=float) / budget)
+    scheduled = rank * chunks
     kv = kv + scheduled * state_traffic_bytes(dep.model, tp)  # a hybrid's state, read and written
     return work_time(
         dep,
-        linear=linear_flops(dep.model, sequences, new_tokens),
-        attention=attention_flops(dep.model, sequences, new_tokens, context),
+        linear=rank_linear_flops(dep, sequences, new_tokens),
+        attention=attention_flops(dep.model, rank, new_tokens, context),
         weights=steps * weight_bytes_read(dep, tokens / steps),
         expert_weights=steps * expert_bytes_read(dep, tokens / steps),
         kv_per_gpu=kv,
-        tokens=tokens,
+        tokens=tokens if par.dp == 1 else rank * np.asarray(new_tokens, dtype=float),
         steps=steps,
         sequence_steps=scheduled,
-        host_bytes=_spilled_kv_bytes(dep, sequences, np.asarray(context) + new_tokens, steps),
+        frontend_steps=None if par.dp == 1 else sequences * chunks,
+        host_bytes=_spilled_kv_bytes(dep, rank, np.asarray(context) + new_tokens, steps),
     )
 
 
@@ -72,14 +81,16 @@ def _spilled_kv_bytes(dep: Deployment, sequences, tokens, steps):
 
 
 def prefill_steps(dep: Deployment, sequences, input_len):
-    """Engine steps to prefill ``sequences`` prompts: max(1, tokens / max_num_batched_tokens).
+    """Engine steps to prefill ``sequences`` prompts: max(1, tokens / max_num_batched_tokens), with
+    dp > 1 the tokens of the busiest rank.
 
     At least one whole step (a lone short prompt still reads every weight once); beyond that
     fractional, because a continuous-batching engine tops a part-filled last chunk up with other
     work, so each prompt token costs its share of a step rather than a whole extra step.
     """
     budget, _ = dep.batch_limits
-    return np.maximum(1.0, np.asarray(sequences, dtype=float) * np.asarray(input_len, dtype=float) / budget)
+    rank = dep.parallel.rank_sequences(np.asarray(sequences, dtype=float))  # each rank has its own budget
+    return np.maximum(1.0, rank * np.asarray(input_len, dtype=float) / budget)
 
 
 def prefill_time(dep: Deployment, sequences, input_len) -> PhaseTime:

@@ -11,9 +11,9 @@ The front end (API server: detokenizing, streaming) runs in its own process besi
 so it bounds a step rather than adding to it.
 
 Work is per GPU: tensor parallel divides FLOPs and weight bytes by tp (KV bytes per GPU follow
-the head split). Levers add their own work (FLOPs, bytes, host reads) through
-:meth:`core.levers.base.Lever.step_work`; this module never names a lever. Every function accepts
-numpy arrays and broadcasts them.
+the head split); with data-parallel attention the work passed in is one rank's. Levers add their
+own work (FLOPs, bytes, host reads) through :meth:`core.levers.base.Lever.step_work`; this module
+never names a lever. Every function accepts numpy arrays and broadcasts them.
 """
 
 from __future__ import annotations
@@ -83,13 +83,16 @@ def work_time(
     comm_s=None,
     host_bytes=0.0,
     expert_weights=0.0,
+    frontend_steps=None,
 ) -> PhaseTime:
     """The roofline of given work on one replica: FLOPs and weight bytes of the whole replica (split
     over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps.
     ``sequence_steps`` counts (sequence, step) pairs for the per-sequence host overhead; ``comm_s``
     may pass :func:`comm_seconds` of the same tokens and steps when it is already known;
     ``host_bytes`` are bytes per GPU read from host memory; ``expert_weights`` is the routed-expert
-    part of ``weights``, read at the expert efficiency. The levers that are on add their work."""
+    part of ``weights``, read at the expert efficiency; ``frontend_steps`` the (sequence, step) pairs
+    the API server streams when they are not ``sequence_steps`` (with dp > 1 the work is one rank's,
+    the front end streams every rank's). The levers that are on add their work."""
     gpu, eff, tp = dep.gpu, dep.efficiency, dep.parallel.tp
     matmul_peak, _ = matmul_peak_for(gpu, dep.weights)
     attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
@@ -115,7 +118,8 @@ def work_time(
         flops=linear + attention,
         bytes_moved=moved,
         host_s=host_read_seconds(gpu, eff, host),
-        frontend_s=np.asarray(sequence_steps, dtype=float) * eff.frontend_per_token_s,
+        frontend_s=np.asarray(sequence_steps if frontend_steps is None else frontend_steps, dtype=float)
+        * eff.frontend_per_token_s,
     )
 
 

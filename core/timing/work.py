@@ -8,13 +8,18 @@ weight bytes a step reads (routed experts only as far as the step's tokens touch
 A hybrid's Gated DeltaNet / Mamba2 layers do no attention: their projections are in the matmul
 FLOPs, their recurrence (order heads x dk x dv per token) is left out, and their state traffic is
 counted with the KV bytes (:func:`core.memory.state.state_traffic_bytes`).
+
+With data-parallel attention (dp > 1) the work is that of one rank, the busiest: its own
+sequences through the attention, dense and shared-expert layers, and its GPUs' share of every
+rank's expert routes (:func:`rank_linear_flops`, :func:`weight_bytes_read`); the roofline then
+splits it over the rank's tp GPUs.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from core.memory.weights import weight_bytes
+from core.memory.weights import expert_share_per_gpu, weight_bytes
 from core.spec.deployment import Deployment
 from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
@@ -66,6 +71,31 @@ def linear_flops(model: ModelSpec, sequences, new_tokens):
     return FLOPS_PER_MAC * (body * tokens + logits)
 
 
+def routed_expert_flops(model: ModelSpec, tokens):
+    """Matmul FLOPs of the routed experts the tokens are sent to [FLOP] = 2 x routed params x k / E
+    x tokens (the routed part of :func:`linear_flops`; 0 for dense models)."""
+    p = parameter_counts(model)
+    return FLOPS_PER_MAC * p.routed_experts * p.experts_active_fraction * np.asarray(tokens, dtype=float)
+
+
+def _rank_expert_scale(dep: Deployment) -> float:
+    """Routed-expert work of the whole replica that one rank's tp GPUs take, as a share: tp x the
+    share one GPU holds (1/dp when E divides over tp x dp)."""
+    return expert_share_per_gpu(dep.model, dep.parallel) * dep.parallel.tp
+
+
+def rank_linear_flops(dep: Deployment, sequences, new_tokens):
+    """Matmul FLOPs of the busiest rank [FLOP]: :func:`linear_flops` of its own sequences, with the
+    routed experts' part replaced by its GPUs' share of all ``sequences`` x ``new_tokens`` routes
+    (:func:`linear_flops` itself when dp = 1)."""
+    if dep.parallel.dp == 1:
+        return linear_flops(dep.model, sequences, new_tokens)
+    rank = dep.parallel.rank_sequences(sequences)
+    tokens = np.asarray(sequences, dtype=float) * np.asarray(new_tokens, dtype=float)
+    own = linear_flops(dep.model, rank, new_tokens) - routed_expert_flops(dep.model, rank * np.asarray(new_tokens))
+    return own + routed_expert_flops(dep.model, tokens) * _rank_expert_scale(dep)
+
+
 def experts_touched_fraction(model: ModelSpec, tokens_per_step):
     """Expected fraction of a layer's routed experts that receive at least one of the step's tokens.
 
@@ -79,21 +109,24 @@ def experts_touched_fraction(model: ModelSpec, tokens_per_step):
 
 
 def weight_bytes_read(dep: Deployment, tokens_per_step):
-    """Weight bytes one step reads on the whole replica [bytes].
+    """Weight bytes one step reads on the whole replica, or with dp > 1 on one rank [bytes].
 
     Everything except the embedding table (only looked up row by row), with routed experts scaled
-    by the fraction touched; a tied LM head reads the embedding matrix.
+    by the fraction touched; a tied LM head reads the embedding matrix. With dp > 1 a rank reads
+    its own copy of the non-expert weights and its GPUs' share of the experts, of which the
+    fraction the replica's ``tokens_per_step`` (all ranks') touch.
     """
     w = weight_bytes(dep.model, dep.weights)
     head = w.lm_head or w.embedding
     dense_part = w.layers - w.routed_experts + head
-    return dense_part + w.routed_experts * experts_touched_fraction(dep.model, tokens_per_step)
+    return dense_part + expert_bytes_read(dep, tokens_per_step)
 
 
 def expert_bytes_read(dep: Deployment, tokens_per_step):
-    """Routed-expert weight bytes one step reads on the whole replica [bytes]: the part of
-    :func:`weight_bytes_read` the MoE kernels read (0 for dense models)."""
+    """Routed-expert weight bytes one step reads on the whole replica (dp > 1: on one rank) [bytes]:
+    the part of :func:`weight_bytes_read` the MoE kernels read (0 for dense models)."""
     if dep.model.moe is None:
         return np.zeros_like(np.asarray(tokens_per_step, dtype=float))
     w = weight_bytes(dep.model, dep.weights)
-    return w.routed_experts * experts_touched_fraction(dep.model, tokens_per_step)
+    touched = w.routed_experts * experts_touched_fraction(dep.model, tokens_per_step)
+    return touched if dep.parallel.dp == 1 else touched * _rank_expert_scale(dep)
