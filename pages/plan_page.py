@@ -197,7 +197,7 @@ if money is not None:
     cols[1].metric("USD / 1M output tokens", f"${money.per_million_output_tokens:,.3f}")
     cols[2].metric("USD / user-month", f"${money.per_user_month:,.2f}" if money.per_user_month else "-")
 
-best_deployment_section(dep, req)
+searched = best_deployment_section(dep, req)
 
 st.subheader(t("plan.command"))
 command = serve_command(plan)
@@ -214,7 +214,7 @@ solvers = solvers_to_dict(
     bundle.gpu_options,
     {o.gpu_id: o.gpu_name for o in bundle.gpu_options},
 )
-data = plan_to_dict(plan, bundle.fixes, command, money, lang(), solvers=solvers, link=view_link())
+data = plan_to_dict(plan, bundle.fixes, command, money, lang(), solvers=solvers, link=view_link(), search=searched)
 # each report is built when its button is clicked (Streamlit calls a data callable then, outside the script thread)
 language = lang()
 reports = {

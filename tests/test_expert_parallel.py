@@ -52,9 +52,11 @@ def test_dp_is_refused_for_a_dense_model(deploy, cli):
     code, _, err = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--dp", "2")
     assert code == 2 and "--dp" in err and "no routed experts" in err
     assert Parallelism(tp=8, dp=2).data_parallel_error(deploy(model="mixtral-8x7b").model) is not None  # EP 16 > 8
-    # the requirement check and the simulator count every request on every GPU: they refuse dp
-    code, _, err = cli("check", "--model", "deepseek-v3", "--gpu", "h200", "--dp", "8", "--users", "10")
+    # the simulator runs one engine: it refuses dp; the check counts requests per rank
+    code, _, err = cli("simulate", "--model", "deepseek-v3", "--gpu", "h200", "--dp", "8", "--users", "10")
     assert code == 2 and "does not split requests over data-parallel ranks" in err
+    code, out, _ = cli("check", "--model", "deepseek-v3", "--gpu", "h200", "--dp", "8", "--users", "10", "--json")
+    assert code == 0 and "--data-parallel-size 8" in json.loads(out)["launch"]["command"]
     code, out, _ = cli("estimate", "--model", "deepseek-v3", "--gpu", "h200", "--dp", "8", "--json")
     assert code == 0 and json.loads(out)["num_gpus"] == 8 and json.loads(out)["memory_per_gpu"]["weights_gib"] > 93
 
@@ -202,3 +204,24 @@ def test_a_set_chunk_size_reaches_every_engine(deploy):
         assert flag in serve_command(check(dep, REQ)).command
     dep = deploy(release=parse_release("trtllm"), max_num_batched_tokens=2048, max_model_len=4096)
     assert "--max_num_tokens 2048" in serve_command(check(dep, REQ)).command
+
+
+def test_the_check_and_the_estimate_count_requests_per_rank(v3):
+    """max_num_seqs is per rank: 8 ranks of max_num_seqs 16 run 100 requests at once; the check's
+    KV need per GPU is the busiest rank's ceil(100 / 8) = 13 requests, one of them the P95."""
+    from core.memory.request_kv import own_kv_bytes, shared_kv_bytes
+
+    dep = v3(DP8, max_num_seqs=16, max_model_len=8192)
+    assert estimate(dep, Workload(input_len=1000, output_len=200, batch=100)).running_batch == 100
+    assert (
+        estimate(
+            v3(TP8, max_num_seqs=16, max_model_len=8192), Workload(input_len=1000, output_len=200, batch=100)
+        ).running_batch
+        == 16
+    )
+    req = Requirement(load="in_flight", in_flight=100, prompt_len=1000, answer_len=200, prompt_len_p95=3000)
+    plan = check(dep, req)
+    kv = next(c for c in plan.checks if c.name == "kv_cache")
+    expected = shared_kv_bytes(dep, 1000) + 12 * own_kv_bytes(dep, 1200, 1000) + own_kv_bytes(dep, 3200, 3000)
+    assert kv.need == pytest.approx(expected)
+    assert "--data-parallel-size 8" in serve_command(plan).command

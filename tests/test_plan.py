@@ -416,3 +416,26 @@ def test_markdown_bars_mark_the_limit_and_html_status_does_not_wrap(deploy, cata
     page = html_report(data, plan, found, "zh")
     assert page.count("<td style='white-space:nowrap'>") == len(plan.checks)
     assert "竖线处为 100%" in markdown_report(data, plan, found, "zh")
+
+
+def test_the_report_carries_the_best_deployment_when_it_was_searched(deploy, catalog):
+    """The front of the Best deployment section, as the page drew it, in every format; a GPU with
+    no catalog price reads so, never None."""
+    from core.planning.pareto import search_to_dict
+    from core.planning.search import search
+    from core.planning.shapes import SearchSpace
+
+    dep = deploy(gpu="a10", max_model_len=2048)
+    plan = check(dep, CHAT)
+    space = SearchSpace(gpus=("a10", "l4"), tensor_parallel=(1, 2), pipeline_parallel=(1,), max_gpus=8)
+    found = search_to_dict(search(catalog, dep, CHAT, space), space.modes)
+    data = plan_to_dict(plan, [], serve_command(plan), None, search=found)
+    markdown = markdown_report(data, plan, [])
+    assert (
+        message("report.best_title", "en") in markdown and f"{found['candidates_evaluated']:,} candidates" in markdown
+    )
+    first = found["pareto"][0]
+    assert f"| {first['gpu']} | {first['num_gpus']} |" in markdown
+    assert "None" not in markdown and "None" not in html_report(data, plan, [])
+    kinds = [row[0] for row in csv.reader(io.StringIO(csv_report(data)))]
+    assert kinds.count("pareto") == len(found["pareto"])

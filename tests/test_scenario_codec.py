@@ -363,3 +363,14 @@ def test_a_hand_written_token_decodes():
 def test_any_text_is_a_token_or_a_value_error(text):
     with contextlib.suppress(ValueError):
         from_token(text)
+
+
+def test_data_parallel_attention_rides_in_the_link():
+    """A MoE layout with dp ranks round-trips; dp on a dense model is refused naming the field."""
+    dep, work = scenario(model="qwen3-30b-a3b", gpu="h100-sxm")
+    dep = dataclasses.replace(dep, parallel=Parallelism(tp=2, dp=4))
+    assert encode(dep, work)["dp"] == 4
+    assert through_token(dep, work) == (dep, work)
+    dense, _ = scenario()
+    with pytest.raises(ValueError, match=r"^dp: .*no routed experts"):
+        decode({**encode(dense, work), "dp": 2}, CATALOG)

@@ -213,36 +213,63 @@ def test_choosing_a_front_point_loads_it_into_the_sidebar(monkeypatch):
         assert state["mnbt"] == expected
 
 
-def test_a_loaded_data_parallel_point_says_its_dp_is_not_in_the_sidebar():
-    """The section names the point it loaded, dp and ep included, and says in a caption that the
-    sidebar (and the check) has no data-parallel input rather than dropping it silently."""
+def test_a_loaded_data_parallel_point_sets_the_sidebars_dp():
+    """Choosing a front point with dp ranks loads tp, dp and the formats into the sidebar's keys,
+    and the section names the point it loaded, dp and ep included."""
     from streamlit.testing.v1 import AppTest
 
     def page():
+        from types import SimpleNamespace
+
         import streamlit as st
 
         from core.planning.requirement import Requirement
         from core.spec.catalog import load_catalog
         from core.spec.deployment import Deployment
         from core.spec.precision import kv_precision, weight_precision
-        from ui.best_deployment import best_deployment_section
+        from ui.best_deployment import _load_point, best_deployment_section
 
+        point = {
+            **{"gpu": "h200", "num_gpus": 8, "tp": 1, "pp": 1, "dp": 8, "ep": 8, "mode": "aggregated"},
+            **{"replicas": 1, "weight_dtype": "fp8", "kv_dtype": "auto", "max_num_batched_tokens": 8192},
+            "batched_tokens_default": True,
+        }
+        if "dp" not in st.session_state:  # the chart's selection callback, as a click runs it
+            st.session_state["front"] = SimpleNamespace(selection=SimpleNamespace(points=[{"customdata": 0}]))
+            _load_point("front", [point])
         catalog = load_catalog()
         fp8 = weight_precision("fp8")
         dep = Deployment(
             model=catalog.model("deepseek-v3"), gpu=catalog.gpu("h200"), weights=fp8, kv=kv_precision("auto", fp8)
         )
-        st.session_state["search_loaded"] = {
-            **{"gpu": "h200", "num_gpus": 8, "tp": 1, "pp": 1, "dp": 8, "ep": 8, "mode": "aggregated"},
-            **{"replicas": 1, "weight_dtype": "fp8", "kv_dtype": "auto", "max_num_batched_tokens": 8192},
-            "batched_tokens_default": True,
-        }
         best_deployment_section(dep, Requirement(users=10))  # the search toggle is off: no search runs
 
     at = AppTest.from_function(page).run()
     assert not at.exception
+    assert (at.session_state["tp"], at.session_state["dp"], at.session_state["weights"]) == (1, 8, "fp8")
+    assert at.session_state["mnbt"] == "auto" and at.session_state["plan_replicas"] == 1
     assert "tp 1 pp 1 dp 8 ep 8" in at.success[0].value
-    assert any("8 data-parallel attention ranks of tp 1" in c.value for c in at.caption)
+
+
+def test_the_sidebar_takes_data_parallel_ranks_for_moe_models(deploy):
+    """dp from the link reaches the Explorer's numbers (weights per GPU as core computes them for
+    tp 1 x dp 8); a dense model has no dp input."""
+    from core.estimate.result import estimate
+    from core.spec.deployment import Workload
+    from core.spec.engine import Parallelism
+    from tests.app_helpers import metrics, open_app
+
+    at = open_app(model="Qwen3-30B-A3B", gpu="NVIDIA H100 SXM5 80GB", tp="1", dp="4")
+    assert at.sidebar.selectbox(key="dp").value == 4
+    dep = dataclasses.replace(
+        deploy(model="qwen3-30b-a3b", gpu="h100-sxm", max_model_len=4096), parallel=Parallelism(tp=1, dp=4)
+    )
+    expected = estimate(dep, Workload(input_len=2048, output_len=512, batch=16))
+    from ui import fmt
+
+    assert metrics(at)["TPOT"] == fmt.duration(expected.latency.tpot_s)
+    assert "--data-parallel-size 4" not in "".join(c.value for c in at.code)  # the Explorer prints no command
+    assert not [w for w in open_app().sidebar.selectbox if w.key == "dp"]
 
 
 def test_each_gpu_keeps_its_own_efficiency_and_the_base_gpu_its_price(deploy, catalog):

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.planning.pareto import search_to_dict
+from core.planning.report import price_text
 from core.planning.requirement import Requirement
 from core.planning.search import MODES, SearchSpace, search
 from core.spec.catalog import load_catalog
@@ -19,12 +20,6 @@ from ui.figure import Figure
 from ui.i18n import lang, t
 
 COLORS = {"aggregated": "#2563eb", "disaggregated": "#d97706"}
-DP_NOT_LOADED = {  # to move into data/messages.toml ([search] dp_not_loaded)
-    "en": "This point runs {dp} data-parallel attention ranks of tp {tp} (the experts split over {ep} GPUs); "
-    "the sidebar has no input for that, so it and the check above model tp {tp} without them.",
-    "zh": "该方案使用 {dp} 个 tp {tp} 的数据并行注意力副本（专家切分到 {ep} 块 GPU 上）；侧边栏没有对应输入，"
-    "因此侧边栏和上方的检查按不含数据并行的 tp {tp} 建模。",
-}
 
 
 @st.cache_data(max_entries=16, show_spinner=False, hash_funcs=FAST_HASH)
@@ -103,9 +98,8 @@ def _front_chart(points: list[dict], key: str, front: str, fields: tuple[str, st
 
 
 def _load_point(chart_key: str, points: list[dict]) -> None:
-    """Callback: the chosen front point becomes the sidebar's GPU, tp, formats, replicas and its
-    max_num_batched_tokens where the sidebar offers it (the engine's own: auto); its dp, which the
-    sidebar has no input for, is named in a caption (:data:`DP_NOT_LOADED`)."""
+    """Callback: the chosen front point becomes the sidebar's GPU, tp, dp, formats, replicas and its
+    max_num_batched_tokens where the sidebar offers it (the engine's own: auto)."""
     selection = st.session_state.get(chart_key)
     chosen = selection.selection.points if selection else []
     if not chosen:
@@ -113,6 +107,7 @@ def _load_point(chart_key: str, points: list[dict]) -> None:
     p = points[int(chosen[0]["customdata"])]
     st.session_state["gpu"] = p["gpu"]
     st.session_state["tp"] = p["tp"]
+    st.session_state["dp"] = p.get("dp", 1)
     st.session_state["weights"] = p["weight_dtype"]
     st.session_state["kv"] = "fp8" if p["kv_dtype"] == "fp8" else AUTO
     st.session_state["plan_replicas"] = p["replicas"]
@@ -123,16 +118,16 @@ def _load_point(chart_key: str, points: list[dict]) -> None:
     st.session_state["search_loaded"] = p
 
 
-def best_deployment_section(dep: Deployment, req: Requirement) -> None:
+def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
+    """The section; returns the search's JSON (:func:`core.planning.pareto.search_to_dict`) when it
+    ran, for the page's reports."""
     st.subheader(t("search.title"))
     st.caption(t("search.caption"))
     gpus = {g.id: g.name for g in load_catalog().gpus}
     if loaded := st.session_state.pop("search_loaded", None):
         st.success(t("search.loaded", deployment=_label(loaded, gpus)))
-        if loaded.get("dp", 1) > 1:
-            st.caption(DP_NOT_LOADED[lang()].format(dp=loaded["dp"], tp=loaded["tp"], ep=loaded["ep"]))
     if not st.toggle(t("search.run"), key="search_on"):
-        return
+        return None
     bar = st.progress(0.0, text=t("search.progress"))
     data = _search(dep, req, lambda share: bar.progress(share, text=t("search.progress")))
     bar.progress(1.0, text=t("search.done", candidates=f"{data['candidates_evaluated']:,}"))
@@ -174,11 +169,17 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> None:
             t("search.deployment"): [_label(p, gpus) for p in cost_points],
             "dp / ep": [f"{p['dp']} / {p['ep']}" for p in cost_points],
             "max_num_batched_tokens": [_batched_tokens(p) for p in cost_points],
-            "USD/h": [f"${p['cost_per_hour']:,.2f}" if p["cost_per_hour"] is not None else "-" for p in cost_points],
-            t("search.per_million"): [f"${p['cost_per_million_output_tokens']:,.3f}" for p in cost_points],
+            "USD/h": [price_text(p["cost_per_hour"], lang()) for p in cost_points],
+            t("search.per_million"): [
+                t("plan.no_catalog_price")
+                if p["cost_per_million_output_tokens"] is None
+                else f"${p['cost_per_million_output_tokens']:,.3f}"
+                for p in cost_points
+            ],
             "TTFT [ms]": [f"{p['ttft_ms']:,.0f}" for p in cost_points],
             "TPOT [ms]": [f"{p['tpot_ms']:,.1f}" for p in cost_points],
             t("search.meets"): [t("status.ok") if p["meets_slo"] else t("status.failed") for p in cost_points],
         }
     )
     st.dataframe(table, hide_index=True, width="stretch", key="search_table")
+    return data

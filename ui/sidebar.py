@@ -95,6 +95,9 @@ def render_sidebar(catalog: Catalog) -> None:
         )
         if tensor_split_error(model, tp) is not None:
             st.warning(t("sidebar.tp_invalid", tp=tp, heads=model.num_heads, kv_heads=model.num_kv_heads))
+        dp = 1
+        if model.moe is not None:  # data-parallel attention, the routed experts over tp x dp GPUs
+            dp = st.selectbox(t("sidebar.dp"), GPU_COUNTS, key="dp", bind="query-params", help=t("sidebar.dp_help"))
         weight_name = st.selectbox(
             t("sidebar.weights"),
             [AUTO, *WEIGHT_PRECISIONS],
@@ -129,11 +132,14 @@ def render_sidebar(catalog: Catalog) -> None:
         lever_weights = weight_precision(model.native_dtype if weight_name == AUTO else weight_name)
         with st.expander(t("levers.title"), expanded=bool(active_lever_params())):
             levers = lever_inputs(model, models, lever_weights, tp)
-    _store_scenario(model, gpus[gpu_id], tp, weight_name, kv_name, input_len, output_len, batch, engine, levers, models)
+    parallel = (tp, dp)
+    _store_scenario(
+        model, gpus[gpu_id], parallel, weight_name, kv_name, input_len, output_len, batch, engine, levers, models
+    )
 
 
 def _store_scenario(
-    model, gpu, tp, weight_name, kv_name, input_len, output_len, batch, engine, levers: LeverInputs, models
+    model, gpu, parallel, weight_name, kv_name, input_len, output_len, batch, engine, levers: LeverInputs, models
 ) -> None:
     st.session_state.pop("scenario", None)
     st.session_state.pop("scenario_error", None)
@@ -141,12 +147,14 @@ def _store_scenario(
         if isinstance(engine, str):
             raise ValueError(engine)
         weights = weight_precision(model.native_dtype if weight_name == AUTO else weight_name)
+        if (problem := Parallelism(tp=parallel[0], dp=parallel[1]).data_parallel_error(model)) is not None:
+            raise ValueError(problem)
         deployment = Deployment(
             model=model,
             gpu=gpu,
             weights=weights,
             kv=kv_for(kv_name, weights, gpu),
-            parallel=Parallelism(tp=tp),
+            parallel=Parallelism(tp=parallel[0], dp=parallel[1]),
             engine=engine,
             levers=levers.build(models),
         )

@@ -17,6 +17,7 @@ from core.levers.settings import (
 from core.levers.speculative import ACCEPTANCE_RANGES
 from core.spec import units
 from core.spec.catalog import Catalog, resolve, resolve_model
+from core.spec.cluster import DEFAULT_INTER_NODE, GPUS_PER_NODE, INTER_NODE_LINKS
 from core.spec.deployment import Deployment
 from core.spec.engine import EngineConfig, Parallelism
 from core.spec.engine_defaults import sized_max_model_len
@@ -30,8 +31,8 @@ class UsageError(Exception):
     """A bad argument: reported in one line, exit status 2."""
 
 
-DP_NOT_MODELLED = ("check", "simulate")
-"""Commands whose requirement check and simulator do not yet split requests over data-parallel ranks."""
+DP_NOT_MODELLED = ("simulate",)
+"""Commands that do not yet split requests over data-parallel ranks (the simulator runs one engine)."""
 
 
 def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default: str) -> None:
@@ -45,6 +46,13 @@ def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default:
         type=int,
         default=1,
         help="data-parallel attention ranks, MoE models only: the experts split over tp x dp GPUs (default 1)",
+    )
+    parser.add_argument(
+        "--inter-node",
+        choices=list(INTER_NODE_LINKS),
+        default=DEFAULT_INTER_NODE,
+        help=f"link between servers of {GPUS_PER_NODE} GPUs, used when the replica spans several "
+        f"(default {DEFAULT_INTER_NODE})",
     )
     parser.add_argument("--weight-dtype", help=f"one of {', '.join(WEIGHT_PRECISIONS)} (default: checkpoint's)")
     parser.add_argument("--kv-dtype", default="auto", help=f"auto or one of {', '.join(KV_PRECISIONS)}")
@@ -192,5 +200,6 @@ def deployment_from_args(
             block_size=args.block_size,
         ),
         levers=levers_from_args(args, catalog),
+        inter_node=args.inter_node,
     )
     return deployment, match

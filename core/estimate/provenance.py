@@ -46,7 +46,11 @@ def deployment_inputs(dep: Deployment, lang: str = "en") -> list[tuple[str, str]
     par, engine = dep.parallel, dep.engine
     rows = [
         (t("report.model"), f"{dep.model.name} ({dep.model.id})"),
-        (t("report.gpus"), t("report.gpus_value", count=par.num_gpus, gpu=dep.gpu.name, tp=par.tp, pp=par.pp)),
+        (
+            t("report.gpus"),
+            t("report.gpus_value", count=par.num_gpus, gpu=dep.gpu.name, tp=par.tp, pp=par.pp)
+            + (t("report.dp_value", dp=par.dp, ep=par.tp * par.dp) if par.dp > 1 else ""),
+        ),
         (t("report.weights"), dep.weights.label),
         (t("report.kv"), dep.kv.label),
         (t("report.engine"), engine.release.name),

@@ -36,6 +36,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
         "num_gpus": d.parallel.num_gpus,
         "tp": d.parallel.tp,
         "pp": d.parallel.pp,
+        "dp": d.parallel.dp,
         "weight_dtype": d.weights.name,
         "kv_dtype": d.kv.name,
         "input_len": e.workload.input_len,
@@ -118,7 +119,9 @@ def format_estimate(e: Estimate) -> str:
     mem, kv, lat, tput = data["memory_per_gpu"], data["kv"], data["latency"], data["throughput"]
     d = e.deployment
     lines = [
-        f"{d.model.name} on {d.parallel.num_gpus} x {d.gpu.name} (tp={d.parallel.tp}, pp={d.parallel.pp}), "
+        f"{d.model.name} on {d.parallel.num_gpus} x {d.gpu.name} (tp={d.parallel.tp}, pp={d.parallel.pp}"
+        + (f", dp={d.parallel.dp}, ep={d.parallel.tp * d.parallel.dp}" if d.parallel.dp > 1 else "")
+        + "), "
         f"weights {d.weights.label}, KV {d.kv.label}",
         f"workload: batch {e.workload.batch} x ({e.workload.input_len} prompt + "
         f"{e.workload.output_len} answer) tokens, max_model_len {d.max_model_len}",

@@ -54,6 +54,7 @@ class Estimate:
     workload: Workload
     max_num_batched_tokens: int
     max_num_seqs: int
+    """The engine's flag: per data-parallel rank when dp > 1 (:attr:`max_running` is the replica's)."""
     memory: GpuMemory
     kv: KvCapacity
     latency: Latency
@@ -62,6 +63,11 @@ class Estimate:
     warnings: tuple[Notice, ...]
     running_batch: int
     """Requests the engine runs at once: the batch, capped by max_num_seqs and the KV cache."""
+
+    @property
+    def max_running(self) -> int:
+        """The most requests the replica's scheduler admits = max_num_seqs x dp (each rank has its own)."""
+        return self.max_num_seqs * self.deployment.parallel.dp
 
     @functools.cached_property
     def closed_loop(self) -> ClosedLoop:
@@ -130,7 +136,7 @@ def estimate(dep: Deployment, workload: Workload, *, enforce_context: bool = Tru
     memory = gpu_memory(dep, kv_in_use=in_use)
     kv = kv_capacity(dep, memory.kv_space, workload.request_len, workload.input_len)
     fit = kv.max_concurrency_at_request_len if memory.kv_budget > 0 else workload.batch
-    running = admitted_batch(workload.batch, fit, seqs)
+    running = admitted_batch(workload.batch, fit, seqs * dep.parallel.dp)  # max_num_seqs is per rank
     latency, throughput = arriving_together(dep, workload.batch, running, workload.input_len, workload.output_len)
     latency = Latency(
         ttft_s=float(latency.ttft_s),

@@ -9,6 +9,7 @@ from core.memory.capacity import KvCapacity
 from core.memory.weights import weight_bytes
 from core.messages import gib_text, notice
 from core.spec import units
+from core.spec.cluster import GPUS_PER_NODE, INTER_NODE_LINKS
 from core.spec.deployment import Deployment, Workload
 from core.spec.release import current_release
 from core.spec.support import matmul_peak, serving_dtype, weight_only
@@ -63,6 +64,18 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
             unit=dep.weights.compute.upper(),
             format=dep.weights.label,
             used=used.upper(),
+        )
+    if dep.parallel.tp > GPUS_PER_NODE:
+        yield notice(
+            "tp_crosses_nodes",
+            tp=dep.parallel.tp,
+            nodes=-(-dep.parallel.tp // GPUS_PER_NODE),
+            per_node=GPUS_PER_NODE,
+            link=dep.inter_node,
+            bandwidth=f"{INTER_NODE_LINKS[dep.inter_node] / 1e9:,.1f}",
+            gpu_link=f"{dep.gpu.link_bandwidth / 1e9:,.0f}",
+            pp=-(-dep.parallel.tp // GPUS_PER_NODE),
+            tp_node=GPUS_PER_NODE,
         )
     if dep.model.mla is None and dep.model.num_kv_heads < dep.parallel.tp:
         yield notice("kv_heads_replicated", kv_heads=dep.model.num_kv_heads, tp=dep.parallel.tp)

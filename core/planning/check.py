@@ -144,7 +144,7 @@ def check(dep: Deployment, req: Requirement) -> Plan:
     if math.isinf(batch):
         # no concurrency drains this arrival rate: the engine runs what it admits, the rest queues
         ceiling = estimate(dep, Workload(input_len=req.prompt_len, output_len=req.answer_len), enforce_context=False)
-        batch = float(max(min(ceiling.kv.max_concurrency_at_request_len, ceiling.max_num_seqs), 1))
+        batch = float(max(min(ceiling.kv.max_concurrency_at_request_len, ceiling.max_running), 1))
     running = max(math.ceil(batch - 1e-9), 1)
     state = steady_state(dep, batch, req.prompt_len, req.answer_len)
     # a request longer than max_model_len is the context check's failure, not an error
@@ -152,10 +152,12 @@ def check(dep: Deployment, req: Requirement) -> Plan:
     base = estimate(dep, work, enforce_context=False)
     mem = base.memory
 
-    # the running requests at typical length, one of them a P95 (long-tail) request; a shared prefix once
+    # per GPU, the running requests of the busiest rank (all of them at dp 1) at typical length, one
+    # of them a P95 (long-tail) request; a shared prefix once
+    on_gpu = math.ceil(float(dep.parallel.rank_sequences(running)) - 1e-9)
     kv_need = (
         shared_kv_bytes(dep, req.prompt_len)
-        + (running - 1) * own_kv_bytes(dep, req.prompt_len + req.answer_len, req.prompt_len)
+        + (on_gpu - 1) * own_kv_bytes(dep, req.prompt_len + req.answer_len, req.prompt_len)
         + own_kv_bytes(dep, req.longest_request, req.p95_prompt)
     )
     checks = [
@@ -190,7 +192,7 @@ def _throughput_check(dep: Deployment, req: Requirement, state: SteadyState, bas
     """Demanded output tokens/s against the most the replica sustains at its concurrency ceiling."""
     rate = req.rate_per_s / req.replicas if req.load == "rate" else state.request_rate
     demand = rate * req.answer_len
-    ceiling = min(base.kv.max_concurrency_at_request_len, base.max_num_seqs)
+    ceiling = min(base.kv.max_concurrency_at_request_len, base.max_running)
     if ceiling < 1:
         return Check("throughput", demand, 0.0, "tokens/s")
     best = steady_state(dep, float(ceiling), req.prompt_len, req.answer_len)

@@ -28,7 +28,7 @@ def disaggregated(index: int, dep: Deployment, req: Requirement, c: Curves, spac
     x, y = SPLITS[0][fits], SPLITS[1][fits]
     one_node = (x + y) * per <= GPUS_PER_NODE
     eff = dep.efficiency
-    link = np.where(one_node, dep.gpu.link_bandwidth, INTER_NODE_LINKS[space.inter_node]) * eff.link
+    link = np.where(one_node, dep.gpu.link_bandwidth, INTER_NODE_LINKS[dep.inter_node]) * eff.link
     transfer = eff.allreduce_latency_s + c.transfer_bytes / link
     servers = x * dep.parallel.dp  # prefill ranks: each prefills the prompts sent to it
     # decode instances: lambda / y = B / ((O - 1) t_d(B)), t_d without prefill chunks in its steps

@@ -126,6 +126,7 @@ def plan_to_dict(
     *,
     solvers: dict[str, Any] | None = None,
     link: str | None = None,
+    search: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The public JSON shape of ``python -m core check --json`` and of the Plan page's reports (README):
     the numbers, the inputs as keys and in words, the date, the tool version and the restoring link."""
@@ -185,6 +186,7 @@ def plan_to_dict(
             "per_user_month_usd": None if cost.per_user_month is None else round(cost.per_user_month, 2),
         },
         "solvers": solvers,
+        "search": search,
         "launch": {
             "engine": plan.deployment.engine.release.engine,
             "release": plan.deployment.engine.release.number,

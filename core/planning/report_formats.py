@@ -154,18 +154,20 @@ def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
         modes=", ".join(found["modes_evaluated"]),
         meeting=f"{found['meeting_slo']:,}",
     )
-    header = ("GPU", "GPUs", "tp × pp", "mode", "weights / KV", "USD/h", "USD/1M", "TTFT ms", "TPOT ms", "SLO")
+    header = ("GPU", "GPUs", "tp × pp (× dp)", "mode", "weights / KV", "USD/h", "USD/1M", "TTFT ms", "TPOT ms", "SLO")
     rows = tuple(
         (
             p["gpu"],
             str(p["num_gpus"]),
-            f"{p['tp']} × {p['pp']}",
+            f"{p['tp']} × {p['pp']}" + (f" × dp {p['dp']}" if p.get("dp", 1) > 1 else ""),
             p["mode"]
             if p["prefill_instances"] is None
             else f"{p['mode']} {p['prefill_instances']}P{p['decode_instances']}D",
             f"{p['weight_dtype']} / {p['kv_dtype']}",
-            "-" if p["cost_per_hour"] is None else f"{p['cost_per_hour']:,.2f}",
-            "-" if p["cost_per_million_output_tokens"] is None else f"{p['cost_per_million_output_tokens']:,.3f}",
+            price_text(p["cost_per_hour"], lang),
+            message("plan.no_catalog_price", lang)
+            if p["cost_per_million_output_tokens"] is None
+            else f"{p['cost_per_million_output_tokens']:,.3f}",
             f"{p['ttft_ms']:,.0f}" if p["ttft_ms"] is not None else "∞",
             f"{p['tpot_ms']:,.1f}" if p["tpot_ms"] is not None else "∞",
             "✓" if p["meets_slo"] else "✗",

@@ -17,6 +17,7 @@ from core.spec.catalog import Catalog
 from core.spec.cluster import DEFAULT_INTER_NODE, GPUS_PER_NODE, INTER_NODE_LINKS
 from core.spec.deployment import Deployment, Parallelism
 from core.spec.engine import TENSOR_PARALLEL, Efficiency, default_efficiency, resolved
+from core.spec.engine_defaults import sized_max_model_len
 from core.spec.gpu import GpuSpec
 from core.spec.precision import WEIGHT_PRECISIONS, kv_precision
 
@@ -88,8 +89,9 @@ def shapes(catalog: Catalog, base: Deployment, req: Requirement, space: SearchSp
         for w in space.weight_dtypes
         if w != base.weights.name and WEIGHT_PRECISIONS[w].bits_per_element <= native.bits_per_element
     ]
-    longest = min(req.longest_request, base.model.max_context)
-    engine = dataclasses.replace(base.engine, max_model_len=longest)
+    # the one max_model_len rule (as check sizes it), so a chosen point's launch command is check's
+    sized = sized_max_model_len(req.longest_request, base.model.max_context)
+    engine = dataclasses.replace(base.engine, max_model_len=sized)
     found = []
     for gpu in gpus:
         own = dataclasses.replace(engine, efficiency=gpu_efficiency(base, gpu))
@@ -104,6 +106,7 @@ def shapes(catalog: Catalog, base: Deployment, req: Requirement, space: SearchSp
                             kv=kv_precision(kv, weights),
                             parallel=Parallelism(tp=tp, pp=pp, dp=dp),
                             engine=own,
+                            inter_node=space.inter_node,
                         )
                     except ValueError:
                         continue  # this GPU cannot run that format, or the model does not split tp ways

@@ -73,7 +73,7 @@ def keeps_up(result: SimResult) -> bool:
 def predicted_rates(dep: Deployment, prompt_len: int, answer_len: int) -> tuple[float, float]:
     """(static rate at the concurrency ceiling, naive rate from single-request TPOT) [requests/s]."""
     base = estimate(dep, Workload(input_len=prompt_len, output_len=answer_len))
-    ceiling = max(min(base.kv.max_concurrency_at_request_len, base.max_num_seqs), 1)
+    ceiling = max(min(base.kv.max_concurrency_at_request_len, base.max_running), 1)
     static = steady_state(dep, float(ceiling), prompt_len, answer_len).request_rate
     naive = 1 / (base.latency.tpot_s * answer_len)
     return float(static), float(naive)

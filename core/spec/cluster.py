@@ -13,3 +13,8 @@ INTER_NODE_LINKS = {
 """The inter-node link's per-GPU bandwidth (NVIDIA DGX H100 user guide: eight single-port
 ConnectX-7 400 Gb/s adapters for the compute fabric, one per GPU)."""
 DEFAULT_INTER_NODE = "infiniband-ndr"
+INTER_NODE_LATENCY_S = 20e-6
+"""The time of a small NCCL collective between servers [s]: an 8-byte all_reduce_perf between two
+A100 servers over InfiniBand HDR takes 19-20 us (NVIDIA/nccl-tests#150), against the ~10 us of
+one within a server; used for every tensor-parallel all-reduce of a group wider than a server and
+every pipeline send between servers."""

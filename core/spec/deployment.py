@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from core.levers.registry import levers_on
 from core.levers.settings import Levers
+from core.spec.cluster import DEFAULT_INTER_NODE, INTER_NODE_LINKS
 from core.spec.engine import (
     Efficiency,
     EngineConfig,
@@ -42,9 +43,14 @@ class Deployment:
     engine: EngineConfig = field(default_factory=EngineConfig)
     levers: Levers = field(default_factory=Levers)
     """What-if levers (speculative decoding, prefix caching, offloading, LoRA, attention kernel)."""
+    inter_node: str = DEFAULT_INTER_NODE
+    """The link between servers (:data:`core.spec.cluster.INTER_NODE_LINKS`), used where the replica
+    spans more than :data:`core.spec.cluster.GPUS_PER_NODE` GPUs (:mod:`core.timing.comm`)."""
 
     def __post_init__(self) -> None:
         tp, pp = self.parallel.tp, self.parallel.pp
+        if self.inter_node not in INTER_NODE_LINKS:
+            raise ValueError(f"inter-node link must be one of {', '.join(INTER_NODE_LINKS)}, got {self.inter_node!r}")
         if (problem := tensor_split_error(self.model, tp)) is not None:
             raise ValueError(problem)
         if (problem := weights_problem(self.gpu, self.weights)) is not None:
@@ -105,7 +111,7 @@ class Deployment:
 
     def with_tp(self, tp: int) -> Deployment:
         """This deployment split over ``tp`` GPUs per pipeline stage."""
-        return dataclasses.replace(self, parallel=Parallelism(tp=tp, pp=self.parallel.pp))
+        return dataclasses.replace(self, parallel=Parallelism(tp=tp, pp=self.parallel.pp, dp=self.parallel.dp))
 
 
 @dataclass(frozen=True, kw_only=True)

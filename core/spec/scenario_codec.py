@@ -7,7 +7,7 @@ The dict names catalog entries by id and leaves out every field equal to its def
   named (its repo and stored format, :meth:`core.spec.names.ModelMatch.deployed_model`) where they
   differ from the catalog's;
 - ``weights``: the weight format (default: the model's native dtype); ``kv``: the KV-cache format
-  (default: what ``auto`` picks on that GPU, :func:`core.spec.support.kv_for`); ``tp``, ``pp`` (1);
+  (default: what ``auto`` picks on that GPU, :func:`core.spec.support.kv_for`); ``tp``, ``pp``, ``dp`` (1);
 - ``engine``: ``release`` ("sglang 0.5.7"; default the current vLLM), the flags that are set
   (gpu_memory_utilization, max_model_len, max_num_batched_tokens, max_num_seqs, block_size), the
   memory overheads that differ from :class:`core.spec.engine.EngineConfig`'s [bytes], and
@@ -52,7 +52,7 @@ RELEASE_TEXT = re.compile(r"([a-z]+) (\d{1,4}\.\d{1,4}\.\d{1,4})")
 # kinds of the fields a dict may hold: "int", "float", "str", "object"; "?" allows null
 SCENARIO_FIELDS = {
     **dict.fromkeys(("model", "served_as", "native_dtype", "gpu", "weights", "kv"), "str"),
-    **dict.fromkeys(("tp", "pp", "input_len", "output_len", "batch"), "int"),
+    **dict.fromkeys(("tp", "pp", "dp", "input_len", "output_len", "batch"), "int"),
     "engine": "object",
     "levers": "object",
 }
@@ -127,7 +127,7 @@ def encode(dep: Deployment, work: Workload, catalog: Catalog | None = None) -> d
     kv = _listed(dep.kv, KV_PRECISIONS, "KV-cache")
     if dep.kv != kv_for("auto", dep.weights, dep.gpu):
         out["kv"] = kv
-    out |= _changed(dep.parallel, _defaults(Parallelism), ("tp", "pp"))
+    out |= _changed(dep.parallel, _defaults(Parallelism), ("tp", "pp", "dp"))
     if engine := _encode_engine(dep.engine, dep.gpu):
         out["engine"] = engine
     if levers := _encode_levers(dep.levers, catalog):
@@ -197,7 +197,11 @@ def decode(data: Any, catalog: Catalog) -> tuple[Deployment, Workload]:
     gpu = _by_id(catalog.gpus, top["gpu"], "gpu")
     weights = _precision(top.get("weights", model.native_dtype), WEIGHT_PRECISIONS, "weights")
     kv = _precision(top["kv"], KV_PRECISIONS, "kv") if "kv" in top else kv_for("auto", weights, gpu)
-    parallel = json_fields.built(Parallelism, {name: top[name] for name in ("tp", "pp") if name in top}, top="parallel")
+    parallel = json_fields.built(
+        Parallelism, {name: top[name] for name in ("tp", "pp", "dp") if name in top}, top="parallel"
+    )
+    if (problem := parallel.data_parallel_error(model)) is not None:
+        raise ValueError(f"dp: {problem}")
     engine = _engine(top.get("engine", {}), gpu)
     levers = _levers(top.get("levers", {}), catalog)
     with json_fields.field("deployment"):

@@ -4,14 +4,20 @@ data-parallel attention, the expert-parallel all-to-all.
 TP: (blocks + 1) x (latency + 2 (tp - 1) / tp x tokens x hidden x 2 B / (link x eff.)) per step,
     blocks = mixer and FFN blocks (2 x layers for a standard model, one per layer for Nemotron-H)
 PP: (pp - 1) x (latency + tokens x hidden x 2 B / (link x eff.)) per step
+Across servers (more than GPUS_PER_NODE GPUs in the replica): a tensor-parallel group wider than a
+server runs its ring at the inter-node link's per-GPU bandwidth (its slowest hop), and a pipeline
+boundary between stages on different servers sends over that link (:func:`links`).
 EP: MoE layers x 2 (dispatch, combine) x (latency + tokens x k x width x 2 B x (EP - 1) / EP
     / (link x eff.)) per step, tokens those of one rank (dp > 1)
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from core.spec.cluster import GPUS_PER_NODE, INTER_NODE_LATENCY_S, INTER_NODE_LINKS
 from core.spec.deployment import Deployment
 from core.spec.model import ModelSpec
 from core.spec.precision import ACTIVATION_PRECISION
@@ -32,19 +38,40 @@ def comm_seconds(dep: Deployment, tokens, steps):
     par, eff = dep.parallel, dep.efficiency
     if par.num_gpus == 1:
         return np.zeros_like(np.asarray(tokens, dtype=float))
-    link = dep.gpu.link_bandwidth * eff.link
+    tp_link, tp_latency, in_node, across = links(dep)
     message_bytes = np.asarray(tokens, dtype=float) * dep.model.hidden_size * ACTIVATION_PRECISION.bytes_per_element
     steps = np.asarray(steps, dtype=float)
     total = np.zeros_like(message_bytes)
     if par.tp > 1:
         count = dep.model.num_sublayers + 1
         ring = RING_ALLREDUCE_FACTOR * (par.tp - 1) / par.tp
-        total = total + count * (steps * eff.allreduce_latency_s + ring * message_bytes / link)
+        total = total + count * (steps * tp_latency + ring * message_bytes / tp_link)
     if par.pp > 1:
-        total = total + (par.pp - 1) * (steps * eff.allreduce_latency_s + message_bytes / link)
+        inter = INTER_NODE_LINKS[dep.inter_node] * eff.link
+        total = total + in_node * (
+            steps * eff.allreduce_latency_s + message_bytes / (dep.gpu.link_bandwidth * eff.link)
+        )
+        total = total + across * (steps * INTER_NODE_LATENCY_S + message_bytes / inter)
     if par.dp > 1:
         total = total + all_to_all_seconds(dep, tokens, steps)
     return total
+
+
+def links(dep: Deployment) -> tuple[float, float, int, int]:
+    """(the tensor-parallel ring's bandwidth [bytes/s] and latency [s], pipeline boundaries within
+    a server, across servers). Stages of tp x dp GPUs fill servers of GPUS_PER_NODE in order:
+    floor(8 / (tp dp)) per server, so ceil(pp / that) - 1 boundaries cross (every one when a stage
+    is wider than a server). A tp group wider than a server runs at min(GPU link, inter-node link) x
+    link eff., each all-reduce at least :data:`core.spec.cluster.INTER_NODE_LATENCY_S`."""
+    par, eff = dep.parallel, dep.efficiency
+    gpu_link, inter = dep.gpu.link_bandwidth * eff.link, INTER_NODE_LINKS[dep.inter_node] * eff.link
+    if par.tp > GPUS_PER_NODE:
+        tp_link, tp_latency = min(gpu_link, inter), max(eff.allreduce_latency_s, INTER_NODE_LATENCY_S)
+    else:
+        tp_link, tp_latency = gpu_link, eff.allreduce_latency_s
+    per_server = GPUS_PER_NODE // (par.tp * par.dp)
+    across = par.pp - 1 if per_server == 0 else math.ceil(par.pp / per_server) - 1
+    return tp_link, tp_latency, par.pp - 1 - across, across
 
 
 def all_to_all_bytes(model: ModelSpec, tokens, expert_parallel: int):
