@@ -225,3 +225,13 @@ def test_the_check_and_the_estimate_count_requests_per_rank(v3):
     expected = shared_kv_bytes(dep, 1000) + 12 * own_kv_bytes(dep, 1200, 1000) + own_kv_bytes(dep, 3200, 3000)
     assert kv.need == pytest.approx(expected)
     assert "--data-parallel-size 8" in serve_command(plan).command
+
+
+def test_the_load_test_page_says_it_does_not_simulate_ranks():
+    """The simulator runs one engine: a dp layout on the Load test page is a message, not a traceback."""
+    from tests.app_helpers import open_app, shown
+
+    at = open_app(model="Qwen3-30B-A3B", gpu="NVIDIA H100 SXM5 80GB", dp="2")
+    at.switch_page("pages/loadtest_page.py").run()
+    assert not at.exception
+    assert any("the simulator runs one engine" in shown(e) for e in at.error)

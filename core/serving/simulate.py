@@ -49,6 +49,8 @@ def simulate(
     """
     if isinstance(num_requests, bool) or not isinstance(num_requests, int) or not 1 <= num_requests <= MAX_REQUESTS:
         raise ValueError(f"num_requests must be an integer from 1 to {MAX_REQUESTS}, got {num_requests!r}")
+    if dep.parallel.dp > 1:
+        raise ValueError("dp: the simulator runs one engine, not data-parallel attention ranks (use estimate or check)")
     rng = np.random.default_rng(seed)
     longest = dep.max_model_len
     prompt = _lengths(prompts, num_requests, rng, longest - 1)

@@ -169,7 +169,7 @@ CLASS_EFFICIENCY: dict[str, Efficiency] = {
         compute=0.5, bandwidth=0.6, frontend_per_token_s=60 * units.US, expert=0.35, v0_per_sequence_s=100 * units.US
     ),
     "gddr": Efficiency(
-        compute=0.7, bandwidth=0.7, frontend_per_token_s=0.0, expert=0.35, v0_per_sequence_s=20 * units.US
+        compute=0.7, bandwidth=0.7, frontend_per_token_s=60 * units.US, expert=0.35, v0_per_sequence_s=20 * units.US
     ),
 }
 """Defaults per GPU memory class; GPUs of no known class (custom ones) get Efficiency()."""
@@ -275,10 +275,11 @@ class EngineConfig:
         return self.block_size or engine_block_tokens(self.release)
 
     def memory_fraction(self, gpu_memory_bytes: float, par: Parallelism, mla: bool = False) -> float:
-        """The memory-fraction flag: as set, or the engine's default for this GPU and split."""
+        """The memory-fraction flag: as set, or the engine's default for this GPU and split (SGLang's
+        table reads --tp-size, which spans the data-parallel attention ranks: tp x dp)."""
         if self.gpu_memory_utilization is not None:
             return self.gpu_memory_utilization
-        return default_memory_fraction(self.release, gpu_memory_bytes, par.tp, par.pp, mla)
+        return default_memory_fraction(self.release, gpu_memory_bytes, par.tp * par.dp, par.pp, mla)
 
     def batch_limits(
         self, gpu_memory_bytes: float, gpu_name: str, tp: int = 1, max_model_len: int = 8192

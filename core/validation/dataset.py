@@ -102,7 +102,7 @@ def deployment_for(row: Row, catalog: Catalog, efficiency=None) -> Deployment:
         gpu=catalog.gpu(row.get("gpu")),
         weights=weights,
         kv=kv_precision(row.get("kv_dtype") or "auto", weights),
-        parallel=Parallelism(tp=whole("num_gpus") or 1),
+        parallel=Parallelism(tp=(whole("num_gpus") or 1) // (whole("dp") or 1), dp=whole("dp") or 1),
         engine=engine,
     )
     if row.get("front_end") == "offline":  # in-process (LLM.generate, trtllm-bench): no API server in the way
@@ -162,6 +162,11 @@ def predict(row: Row, catalog: Catalog, efficiency=None) -> dict[str, float]:
             "tpot_ms": result.latency.tpot_s / units.MS,
             "output_tokens_per_s": result.throughput.decode_tokens_per_s,
         }
+    if dep.parallel.dp > 1:
+        raise NotPredictable(
+            "data-parallel attention: the simulator runs one engine, not dp ranks stepping together "
+            "(estimate and check model the layout; simulating it is left to do)"
+        )
     count = int(min(row.number("num_prompts") or MAX_SIMULATED, MAX_SIMULATED))
     rate = row.number("request_rate")
     concurrency = row.number("concurrency")
