@@ -132,14 +132,13 @@ def render_sidebar(catalog: Catalog) -> None:
         lever_weights = weight_precision(model.native_dtype if weight_name == AUTO else weight_name)
         with st.expander(t("levers.title"), expanded=bool(active_lever_params())):
             levers = lever_inputs(model, models, lever_weights, tp)
-    parallel = (tp, dp)
     _store_scenario(
-        model, gpus[gpu_id], parallel, weight_name, kv_name, input_len, output_len, batch, engine, levers, models
+        model, gpus[gpu_id], (tp, dp), weight_name, kv_name, input_len, output_len, batch, engine, levers, models
     )
 
 
 def _store_scenario(
-    model, gpu, parallel, weight_name, kv_name, input_len, output_len, batch, engine, levers: LeverInputs, models
+    model, gpu, layout, weight_name, kv_name, input_len, output_len, batch, engine, levers: LeverInputs, models
 ) -> None:
     st.session_state.pop("scenario", None)
     st.session_state.pop("scenario_error", None)
@@ -147,14 +146,15 @@ def _store_scenario(
         if isinstance(engine, str):
             raise ValueError(engine)
         weights = weight_precision(model.native_dtype if weight_name == AUTO else weight_name)
-        if (problem := Parallelism(tp=parallel[0], dp=parallel[1]).data_parallel_error(model)) is not None:
+        parallel = Parallelism(tp=layout[0], dp=layout[1])  # (tp, dp)
+        if (problem := parallel.data_parallel_error(model)) is not None:
             raise ValueError(problem)
         deployment = Deployment(
             model=model,
             gpu=gpu,
             weights=weights,
             kv=kv_for(kv_name, weights, gpu),
-            parallel=Parallelism(tp=parallel[0], dp=parallel[1]),
+            parallel=parallel,
             engine=engine,
             levers=levers.build(models),
         )

@@ -74,8 +74,6 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
             link=dep.inter_node,
             bandwidth=f"{INTER_NODE_LINKS[dep.inter_node] / 1e9:,.1f}",
             gpu_link=f"{dep.gpu.link_bandwidth / 1e9:,.0f}",
-            pp=-(-dep.parallel.tp // GPUS_PER_NODE),
-            tp_node=GPUS_PER_NODE,
         )
     if dep.model.mla is None and dep.model.num_kv_heads < dep.parallel.tp:
         yield notice("kv_heads_replicated", kv_heads=dep.model.num_kv_heads, tp=dep.parallel.tp)
