@@ -78,7 +78,8 @@ cols[1].metric("TTFT P99", fmt.duration(stats["ttft"]["p99"]))
 cols[2].metric("TPOT P50", fmt.duration(stats["tpot"]["p50"]))
 cols[3].metric("TPOT P99", fmt.duration(stats["tpot"]["p99"]))
 cols[4].metric(t("metric.throughput"), fmt.rate(result.output_tokens_per_s))
-cols[5].metric(t("lt.goodput"), f"{result.goodput(ttft_slo, tpot_slo):.1%}", help=t("lt.goodput_help"))
+goodput = t("lt.no_slo") if ttft_slo is None and tpot_slo is None else f"{result.goodput(ttft_slo, tpot_slo):.1%}"
+cols[5].metric(t("lt.goodput"), goodput, help=t("lt.goodput_help"))
 st.caption(
     t(
         "lt.summary",

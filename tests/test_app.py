@@ -346,6 +346,16 @@ def test_load_test_page_shows_the_simulators_numbers(deploy):
     assert any(trace["name"].startswith("knee") for trace in sweep_chart["data"])
 
 
+def test_load_test_goodput_without_an_slo_says_so_in_both_languages():
+    at = open_app(lt_count="100", lt_ttft_ms="0", lt_tpot_ms="0")
+    at.switch_page("pages/loadtest_page.py").run()
+    assert not at.exception
+    assert metrics(at)["Goodput"] == "no SLO set"
+    at = open_app(lt_count="100", lt_ttft_ms="0", lt_tpot_ms="0", lang="zh")
+    at.switch_page("pages/loadtest_page.py").run()
+    assert metrics(at)["达标率"] == "未设 SLO"
+
+
 def test_load_test_closed_loop_from_the_url():
     at = open_app(traffic="concurrency", lt_clients="4", lt_count="100")
     at.switch_page("pages/loadtest_page.py").run()

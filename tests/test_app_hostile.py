@@ -43,6 +43,8 @@ NINE_LAYERS = {
         (json.dumps(NINE_LAYERS | {"hidden_size": "<script>alert(1)</script>"}), "invalid field 'hidden_size'"),
         ('{"model_type": "[click](javascript:alert(1))"}', "unsupported model_type"),
         ("{" * 5000, "invalid JSON"),
+        ('{"a":' * 5000 + "1" + "}" * 5000, "nested deeper than 32 levels"),
+        ('{"a":' * 40 + "1" + "}" * 40, "nested deeper than 32 levels"),
         ("\x00\x01\x02 binary junk", "invalid JSON"),
     ],
 )
@@ -133,3 +135,13 @@ def test_a_plan_longer_than_the_models_context_is_a_failed_check_not_a_traceback
     # the context failure is named among the failing limits (the worst one, the KV cache, binds)
     assert at.error[0].value.startswith("Not feasible:")
     assert "Context (P95 request vs max_model_len)" in at.error[0].value
+
+
+def test_a_shared_prefix_longer_than_the_prompt_is_a_message_that_keeps_the_inputs():
+    # the default prompt is 1,024 tokens; a 1,500-token shared prefix cannot be the start of it
+    at = open_app(prefix="1500", input_len="1024")
+    assert not at.exception
+    assert any("shared prefix (1,500 tokens) is longer than the prompt (1,024 tokens)" in e.value for e in at.error)
+    assert at.number_input(key="prefix").value == 1500  # what the user typed is kept
+    at.number_input(key="prefix").set_value(512).run()
+    assert not at.error and metrics(at)["Fits"] in ("yes", "no")

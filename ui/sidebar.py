@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.levers.prefix import prefix_error
 from core.spec import units
 from core.spec.catalog import Catalog
 from core.spec.deployment import Deployment, Workload
@@ -161,6 +162,8 @@ def _store_scenario(
         if fix := st.session_state.get("overhead_fix", 0.0):  # a calibration from the Validation page
             deployment = Calibration(overhead_correction_bytes=fix * units.GiB).apply(deployment)
         workload = Workload(input_len=input_len, output_len=output_len, batch=batch)
+        if problem := prefix_error(deployment.levers.prefix, input_len):
+            raise ValueError(problem)
         if engine.max_model_len is None:  # auto: sized to this scenario's request, as estimate does
             sized = sized_max_model_len(workload.request_len, model.max_context)
             deployment = deployment.with_engine(max_model_len=sized)

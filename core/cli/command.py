@@ -20,6 +20,7 @@ from core.cli.validate import add_validate_arguments, run_validate
 from core.estimate.report import estimate_to_dict, format_estimate, gpu_to_dict, model_to_dict
 from core.estimate.whatif import what_if
 from core.estimate.whatif_report import format_whatif, whatif_to_dict
+from core.levers.prefix import prefix_error
 from core.spec.catalog import CatalogError, load_catalog
 from core.spec.deployment import Workload
 
@@ -71,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _estimate(args: argparse.Namespace) -> str:
     deployment, match = deployment_from_args(args, load_catalog(), args.input_len + args.output_len)
     workload = Workload(input_len=args.input_len, output_len=args.output_len, batch=args.batch)
+    if problem := prefix_error(deployment.levers.prefix, workload.input_len):
+        raise UsageError(f"--prefix-cache-tokens: {problem}")
     effects = what_if(deployment, workload)
     model_match = match.as_dict(deployment.weights.name)
     if args.json:

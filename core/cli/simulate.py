@@ -63,7 +63,7 @@ def run_simulate(args: argparse.Namespace) -> str:
         "output_tokens_per_s": round(result.output_tokens_per_s, 2),
         "request_throughput_per_s": round(result.request_throughput_per_s, 4),
         "preemptions": result.preemptions,
-        "goodput": round(result.goodput(ttft_slo, tpot_slo), 4),
+        "goodput": None if ttft_slo is None and tpot_slo is None else round(result.goodput(ttft_slo, tpot_slo), 4),
         "num_requests": args.num_requests,
         "duration_s": round(result.duration_s, 3),
         "engine_steps": result.steps,
@@ -80,8 +80,9 @@ def run_simulate(args: argparse.Namespace) -> str:
             f"  {name.upper():5} mean {v['mean']:>10,.1f}  p50 {v['p50']:>10,.1f}  p90 {v['p90']:>10,.1f}  "
             f"p99 {v['p99']:>10,.1f} ms"
         )
+    goodput = "goodput: no SLO set" if data["goodput"] is None else f"goodput {data['goodput']:.1%}"
     lines.append(
         f"  {data['output_tokens_per_s']:,.0f} output tokens/s, {data['request_throughput_per_s']:.3f} "
-        f"requests/s, {data['preemptions']} preemptions, goodput {data['goodput']:.1%}"
+        f"requests/s, {data['preemptions']} preemptions, {goodput}"
     )
     return "\n".join(lines)

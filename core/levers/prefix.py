@@ -41,6 +41,17 @@ def cached_prompt_tokens(prefix: PrefixCaching, input_len, block_size: int):
     return float(cached) if cached.ndim == 0 else cached
 
 
+def prefix_error(prefix, input_len: int) -> str | None:
+    """Why a shared prefix cannot go with prompts of ``input_len`` tokens, or None: the prefix is
+    the start of every prompt, so it cannot be longer than the prompt."""
+    if prefix is not None and prefix.shared_tokens > input_len:
+        return (
+            f"the shared prefix ({prefix.shared_tokens:,} tokens) is longer than the prompt "
+            f"({input_len:,} tokens): it is the start of every prompt"
+        )
+    return None
+
+
 class PrefixLever(Lever):
     """Prefix caching as KV terms: the shared blocks are held once, cached tokens skip prefill."""
 

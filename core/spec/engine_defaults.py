@@ -139,6 +139,23 @@ def engine_block_tokens(release: Release) -> int:
     return 16
 
 
+VLLM_BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256)
+"""The block sizes vLLM accepts (``BlockSize`` literal: 1-128 in vllm/config.py up to 0.10, with 256
+in vllm/config/cache.py after); --block-size 7 is refused at start-up."""
+
+
+def block_size_error(release: Release, block_size: int) -> str | None:
+    """Why the engine refuses ``block_size`` tokens per KV block, or None. vLLM takes only
+    :data:`VLLM_BLOCK_SIZES`; SGLang's page_size and TensorRT-LLM's tokens_per_block are checked
+    for range (1-1024) only."""
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or not 1 <= block_size <= 1024:
+        return f"block_size must be an integer from 1 to 1024, got {block_size!r}"
+    if release.engine == "vllm" and block_size not in VLLM_BLOCK_SIZES:
+        sizes = ", ".join(map(str, VLLM_BLOCK_SIZES))
+        return f"block_size {block_size} is not one vLLM accepts ({sizes})"
+    return None
+
+
 def sized_max_model_len(longest_request: int, model_context: int) -> int:
     """The max_model_len this tool runs and prints when none is set [tokens]: the scenario's longest
     request (the Explorer's and ``estimate``'s prompt + answer, the Plan's and ``check``'s P95 prompt +

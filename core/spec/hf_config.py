@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from core.spec.hf_layers import LayerConfigError, block_fields, hybrid_fields, kept_fractions
+from core.spec.json_fields import depth
 from core.spec.model import ModelSpec
 from core.spec.quantization import CheckpointFormat, QuantizationError, checkpoint_format
 from core.spec.vision import VisionConfigError, vision_from_config
 
+MAX_CONFIG_DEPTH = 32
+"""Nesting a config.json may have: real ones nest 4-6 levels (quantization_config's groups)."""
 MAX_CONFIG_BYTES = 2_000_000  # a real config.json is a few KB; refuse megabytes of junk
 
 SUPPORTED_MODEL_TYPES = (
@@ -105,6 +108,10 @@ def read_config(source: str | bytes | Path) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise ConfigError(f"config.json: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
+    except RecursionError:
+        raise ConfigError(f"config.json: nested deeper than {MAX_CONFIG_DEPTH} levels") from None
+    if depth(data) > MAX_CONFIG_DEPTH:
+        raise ConfigError(f"config.json: nested deeper than {MAX_CONFIG_DEPTH} levels")
     if not isinstance(data, dict):
         raise ConfigError(f"config.json: expected a JSON object, got {type(data).__name__}")
     return data
