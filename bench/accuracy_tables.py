@@ -9,8 +9,12 @@ Run: .venv/bin/python bench/accuracy_tables.py
 from __future__ import annotations
 
 import collections
+import re
+import statistics
 
 from core.spec.catalog import load_catalog
+from core.spec.release import engine_id, parse_release
+from core.validation.dataset import load_rows
 from core.validation.report import load_report
 
 TARGETS = {
@@ -68,9 +72,108 @@ def main() -> None:
     print("choices across folds:")
     for (cls, values), count in chosen.most_common():
         print(f"  {cls}: {dict(values)} in {count} folds")
+    print_fit_verdicts(rows)
+    print_bias_by_group(rows, catalog)
+    print_burst_concurrency(rows)
     print("\nexcluded / out of scope:")
     for reason, count in collections.Counter(r["skipped"] for r in rows if r["skipped"]).most_common():
         print(f"  {count} x {reason}")
+
+
+SPEED = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
+
+FAILED_START = re.compile(r"-fail(ed)?$")
+"""Start-up rows whose engine did not start carry ``-fail`` or ``-failed`` at the end of their id
+(their caveats say why); every other start-up log is of an engine that started."""
+
+
+def print_fit_verdicts(report_rows) -> None:
+    """The fit verdict against the engine's: the tool says a setup fits when its KV budget is
+    positive and holds one request of max_model_len (vLLM's start-up check, max concurrency >= 1)."""
+    right, wrong = 0, []
+    for r in report_rows:
+        if r["kind"] != "startup_log" or r["problem"] is not None or r["skipped"] is not None:
+            continue
+        predicted = r["predicted"]
+        fits = predicted.get("kv_cache_gib", 0) > 0 and predicted.get("max_concurrency", 0) >= 1
+        started = not FAILED_START.search(r["id"])
+        if fits == started:
+            right += 1
+        else:
+            wrong.append(f"{r['id']} ({'started' if started else 'did not start'}; predicted {predicted})")
+    print(f"\nfit verdict: right on {right} of {right + len(wrong)} start-up rows")
+    for line in wrong:
+        print(f"  wrong: {line}")
+
+
+def row_tags(row, catalog) -> list[str]:
+    """The groups a validation row belongs to in the bias table (model kind, layout, engine, traffic)."""
+    model = catalog.model(row.get("model"))
+    gpus = int(row.number("num_gpus") or 1)
+    engine = engine_id(row.get("engine"))
+    tags = ["all", "moe" if model.moe else "dense", "tp1" if gpus == 1 else "tp>1"]
+    if model.moe and model.mla:
+        tags.append("moe+mla")
+    tags.append(catalog.gpu(row.get("gpu")).vendor.lower())
+    if engine == "vllm":
+        release = parse_release(row.get("engine"), row.get("engine_version"))
+        tags.append("vllm V1" if release.vllm_v1 else "vllm V0")
+    else:
+        tags.append(engine)
+    tags.append(f"traffic:{row.get('traffic') or 'unstated'}")
+    tags.append(f"lengths:{row.get('lengths') or 'fixed'}")
+    return tags
+
+
+def print_bias_by_group(report_rows, catalog) -> None:
+    """Held-out error and bias (median of predicted / measured - 1) per group of rows."""
+    source = {row.id: row for row in load_rows()}
+    cells: dict[str, dict[str, list[float]]] = collections.defaultdict(lambda: collections.defaultdict(list))
+    for r in report_rows:
+        if r["problem"] is not None or r["skipped"] is not None:
+            continue
+        errors = {m: e for m, e in (r.get("held_out_error") or {}).items() if m in SPEED}
+        for tag in row_tags(source[r["id"]], catalog):
+            for metric, error in errors.items():
+                cells[tag][metric].append(error)
+    print("\n| group | TTFT rows / median / bias | TPOT rows / median / bias | tokens/s rows / median / bias |")
+    print("|---|---|---|---|")
+    order = sorted(cells, key=lambda t: (t != "all", -sum(len(v) for v in cells[t].values())))
+    for tag in order:
+        parts = []
+        for metric in SPEED:
+            values = cells[tag].get(metric, [])
+            if not values:
+                parts.append("-")
+                continue
+            median = statistics.median(abs(v) for v in values)
+            bias = statistics.median(values)
+            parts.append(f"{len(values)} / {100 * median:.0f} % / {100 * bias:+.0f} %")
+        print(f"| {tag} | " + " | ".join(parts) + " |")
+
+
+def print_burst_concurrency(report_rows) -> None:
+    """Requests sent all at once: is the TTFT miss how many requests the engine runs together? The
+    mean number running is output tokens/s x the mean gap between a request's tokens (Little's law,
+    with the median TPOT standing in for the mean); its held-out bias against the TTFT bias."""
+    source = {row.id: row for row in load_rows()}
+    pairs = []
+    for r in report_rows:
+        if r["problem"] is not None or r["skipped"] is not None or source[r["id"]].get("traffic") != "all_at_once":
+            continue
+        measured, predicted = r["measured"], r.get("held_out") or {}
+        if all(m in measured and m in predicted for m in SPEED):
+            running = predicted["output_tokens_per_s"] * predicted["tpot_ms"]
+            running /= measured["output_tokens_per_s"] * measured["tpot_ms"]
+            pairs.append((running - 1, predicted["ttft_ms"] / measured["ttft_ms"] - 1))
+    if len(pairs) < 3:
+        return
+    running_bias, ttft_bias = zip(*pairs, strict=True)
+    print(
+        f"\nall at once, {len(pairs)} rows with all three speeds: running requests (tokens/s x TPOT) bias "
+        f"{100 * statistics.median(running_bias):+.0f} %, TTFT bias {100 * statistics.median(ttft_bias):+.0f} %, "
+        f"correlation {statistics.correlation(running_bias, ttft_bias):+.2f}"
+    )
 
 
 if __name__ == "__main__":
