@@ -12,11 +12,13 @@ import streamlit as st
 import ui.preload
 from core.spec.catalog import load_catalog
 from ui.i18n import t
-from ui.sidebar import render_sidebar
+from ui.link_state import judge_link, show_ignored
+from ui.sidebar import link_checks, render_sidebar
 
 HERE = Path(__file__).resolve().parent
 
 st.set_page_config(page_title="LLM Inference Tradeoff Explorer", page_icon=":material/speed:", layout="wide")
+link_notices = st.container()  # link values the page could not honour, above the page
 render_sidebar(load_catalog())
 
 # Page files end in "_page.py" and get explicit URL paths without that suffix. Streamlit still has a
@@ -54,7 +56,12 @@ if ui.preload.first_run_in_process():
     # change was dropped and the sliders fell back to their minimum. Rerunning once, before the
     # visitor can touch anything, puts that session in the same mode as every later one (its
     # widgets start again from their defaults and the URL; nothing was entered yet).
-    for key in list(st.session_state.keys()):
+    for key in [k for k in st.session_state if k != "link_opened"]:  # the link as opened is judged later
         del st.session_state[key]
     st.rerun()
-navigation.run()
+try:
+    navigation.run()
+finally:  # after the page's own inputs have run, even when the page stopped early
+    judge_link(*link_checks(load_catalog()))
+    with link_notices:
+        show_ignored()

@@ -313,3 +313,37 @@ def test_a_hostile_upload_is_a_message_and_injects_nothing(open_page, tmp_path):
     expect(metric(page, "Throughput")).to_have_text(fmt.rate(expected().throughput.output_tokens_per_s))
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "hostile-upload-en.png"), full_page=True)
+
+
+def test_an_input_moved_to_its_minimum_stays_in_the_link(open_page):
+    # Streamlit leaves a bound value equal to the widget's default out of the URL; a slider whose
+    # default it did not know took its minimum for the default, so a link lost the minimum and
+    # reopened at the class default (20 ms here)
+    from playwright.sync_api import expect
+
+    page = open_page()
+    expect(metric(page, "Throughput")).to_be_visible(timeout=30_000)
+    page.get_by_test_id("stSidebar").get_by_text("Engine settings").click()
+    slider = page.get_by_role("slider", name="Request overhead before the engine [ms]")
+    expect(slider).to_have_attribute("aria-valuetext", "20.00")
+    # moved twice: the second move is made against the widget as the first rerun sent it
+    press(slider, "ArrowRight", "21.00")
+    expect(page).to_have_url(re.compile(r"eff_request=21"))
+    press(slider, "Home", "0.00")
+    expect(page).to_have_url(re.compile(r"eff_request=0(&|$)"))
+    again = open_page("?" + page.url.split("?", 1)[1])
+    expect(metric(again, "Throughput")).to_be_visible(timeout=30_000)
+    again.get_by_test_id("stSidebar").get_by_text("Engine settings").click()
+    reopened = again.get_by_role("slider", name="Request overhead before the engine [ms]")
+    expect(reopened).to_have_attribute("aria-valuetext", "0.00")
+
+
+def test_a_link_value_the_page_cannot_take_is_named(open_page):
+    from playwright.sync_api import expect
+
+    page = open_page("?batch=-5&model=qwen3-8b")
+    expect(page.get_by_text("`batch=-5` ignored", exact=False).or_(page.get_by_text("batch=-5 ignored"))).to_be_visible(
+        timeout=30_000
+    )
+    expect(page.get_by_role("combobox", name="Model")).to_have_value("Qwen3-8B")
+    expect(page).to_have_url(re.compile(r"model=Qwen3-8B"))

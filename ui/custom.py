@@ -69,15 +69,36 @@ def _import_model(prefix: str) -> None:
         return
     try:
         config = read_config(source)
-        model_id = "custom-" + _slug(name or str(config.get("_name_or_path") or "model"), "model")
-        model = model_from_config(config, id=model_id, name=name or model_id, notes=t("custom.model_note"))
+        model = imported_model(config, name)
     except ConfigError as err:
         message = t("custom.config_error", error=escape_markdown(str(err)))
         st.session_state[result_key] = ("error", message, _model_inputs(prefix))
         return
-    st.session_state.setdefault("custom_models", {})[model.id] = model
+    add_imported_model(model, config, name)
     st.session_state["model"] = model.id
     st.session_state[result_key] = ("success", t("custom.model_added", name=model.name), _model_inputs(prefix))
+
+
+def imported_model(config: dict, name: str):
+    """The model a config.json describes, as an import names it (``name``, or the config's
+    ``_name_or_path``); raises ConfigError. One rule for the import form and a link that carries it."""
+    model_id = "custom-" + _slug(name or str(config.get("_name_or_path") or "model"), "model")
+    return model_from_config(config, id=model_id, name=name or model_id, notes=t("custom.model_note"))
+
+
+IMPORTED = "imported_configs"
+"""Session key: model id -> (config.json, name) of each model imported from a config, so a link can carry it."""
+
+
+def add_imported_model(model, config: dict, name: str) -> None:
+    """The imported model joins the session's model list, its config kept for links."""
+    st.session_state.setdefault("custom_models", {})[model.id] = model
+    st.session_state.setdefault(IMPORTED, {})[model.id] = (config, name)
+
+
+def imported_config(model_id: str) -> tuple[dict, str] | None:
+    """(config.json, name) of a model imported in this session, or None (catalog, hub or none)."""
+    return st.session_state.get(IMPORTED, {}).get(model_id)
 
 
 GPU_FIELDS = {  # key suffix: (label key, default)

@@ -65,9 +65,27 @@ FRACTION_FLAGS = {
 
 
 def _slider(label: str, key: str, low: float, high: float, default: float, step: float, help: str) -> float:
-    """A URL-bound slider whose default is passed only while the session has no value."""
-    initial = {} if key in st.session_state else {"value": float(default)}
-    return st.slider(label, low, high, step=step, key=key, bind="query-params", help=help, **initial)
+    """A URL-bound slider given its default on every run: Streamlit leaves a bound value equal to
+    the widget's default out of the URL, so a default it did not know (the minimum) would make a
+    slider moved to its minimum reopen at the class default. The default is the same until the
+    GPU, the engine or the release changes, and each of those resets the input to it."""
+    return st.slider(label, low, high, float(default), step=step, key=key, bind="query-params", help=help)
+
+
+def engine_domains() -> dict[str, str]:
+    """What each engine input takes, in words, for a notice about a link value it could not take."""
+
+    def listed(*values) -> str:
+        return ", ".join(map(str, values))
+
+    return {
+        "engine": listed(*ENGINES),
+        "util": "0.5-1.0",
+        "mnbt": listed(AUTO, *BATCH_TOKENS),
+        "max_seqs": listed(AUTO, *MAX_SEQS),
+        "block": listed(AUTO, *BLOCK_SIZES),
+        "max_model_len": f"{AUTO}, {LENGTHS[0]:,}-{LENGTHS[-1]:,} " + t("link.on_steps"),
+    } | {key: f"{low:g}-{high:g}" for _, key, _, low, high, _, _ in EFFICIENCY_SLIDERS}
 
 
 def reset_engine_fraction() -> None:

@@ -22,9 +22,10 @@ from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precisi
 from core.spec.support import kv_for
 from core.validation.calibrate import Calibration
 from ui.custom import custom_gpu_form, import_model_form
-from ui.engine_inputs import AUTO, LENGTHS, engine_inputs, reset_engine_fraction, reset_for_gpu
+from ui.engine_inputs import AUTO, LENGTHS, engine_domains, engine_inputs, reset_engine_fraction, reset_for_gpu
 from ui.i18n import LANGUAGE_NAMES, t
 from ui.levers import LeverInputs, active_lever_params, lever_inputs
+from ui.link_state import link_imported_model, open_link
 from ui.model_search import clear_search, model_search_box, searched_model
 from ui.safe import escape_markdown
 
@@ -47,6 +48,8 @@ def models_and_gpus(catalog: Catalog) -> tuple[dict[str, ModelSpec], dict[str, G
 
 def render_sidebar(catalog: Catalog) -> None:
     models, gpus = models_and_gpus(catalog)
+    open_link(models, gpus)
+    models, gpus = models_and_gpus(catalog)  # with a model the link carried
     with st.sidebar:
         # Bound widgets write their *displayed* option to the URL, so every bound widget shows
         # language-independent labels (ids, names, dtype names) and links survive a language switch.
@@ -73,6 +76,7 @@ def render_sidebar(catalog: Catalog) -> None:
             help=t("sidebar.model_help"),
         )
         model = searched_model(models, model_id)
+        link_imported_model(model_id)
         with st.expander(t("custom.import_title")):
             import_model_form("sidebar")
         gpu_id = st.selectbox(
@@ -174,6 +178,31 @@ def _store_scenario(
         st.session_state["scenario"] = Scenario(deployment=deployment, workload=workload)
     except ValueError as err:
         st.session_state["scenario_error"] = str(err)
+
+
+def link_checks(catalog: Catalog) -> tuple[dict, dict[str, str]]:
+    """For :func:`ui.link_state.judge_link`: the names the model and GPU lists show for an id, and
+    what each sidebar input takes, in words."""
+    models, gpus = models_and_gpus(catalog)
+    labels = {
+        "model": lambda i: models[i].name if i in models else i,
+        "gpu": lambda i: gpus[i].name if i in gpus else i,
+    }
+    counts = ", ".join(map(str, GPU_COUNTS))
+    lengths = f"{LENGTHS[0]:,}-{LENGTHS[-1]:,} " + t("link.on_steps")
+    domains = {
+        "model": t("link.model_domain"),
+        "gpu": t("link.gpu_domain"),
+        "tp": counts,
+        "dp": counts,
+        "weights": ", ".join((AUTO, *WEIGHT_PRECISIONS)),
+        "kv": ", ".join((AUTO, *KV_PRECISIONS)),
+        "input_len": lengths,
+        "output_len": lengths,
+        "batch": "1-1024",
+        "lang": ", ".join(LANGUAGE_NAMES),
+    }
+    return labels, domains | engine_domains()
 
 
 def _model_changed(models) -> None:

@@ -10,11 +10,12 @@ import streamlit as st
 def number(key: str, label: str, default, low, high, help: str | None = None):
     """A number input bound to the URL under ``key``; ints stay ints.
 
-    The default is passed only while the session has no value (a preset may have set one), which
-    avoids Streamlit's default-plus-session-state warning.
+    The default is passed on every run: Streamlit leaves a bound value equal to the widget's default
+    out of the URL, and without one it takes the minimum for the default, so a value set to the
+    minimum would vanish from a link and reopen at ``default``. A value a preset put in the session
+    still wins over it.
     """
-    initial = {} if key in st.session_state else {"value": default}
-    return st.number_input(label, min_value=low, max_value=high, key=key, bind="query-params", help=help, **initial)
+    return st.number_input(label, min_value=low, max_value=high, value=default, key=key, bind="query-params", help=help)
 
 
 def choice(key: str, param: str, label: str, options: Sequence[str], format_func: Callable[[str], str]) -> str:

@@ -11,13 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.spec import units
-from core.spec.engine_defaults import (
-    block_size_error,
-    default_memory_fraction,
-    engine_batch_defaults,
-    engine_block_tokens,
-)
+from core.spec import engine_defaults, units
+from core.spec.engine_defaults import default_memory_fraction, engine_batch_defaults, engine_block_tokens
 from core.spec.model import ModelSpec
 from core.spec.release import Release, current_release
 
@@ -251,7 +246,7 @@ class EngineConfig:
             _int_range("max_num_batched_tokens", self.max_num_batched_tokens, 1, 10_000_000)
         if self.max_num_seqs is not None:
             _int_range("max_num_seqs", self.max_num_seqs, 1, 1_000_000)
-        if self.block_size is not None and (problem := block_size_error(self.release, self.block_size)):
+        if self.block_size is not None and (problem := engine_defaults.block_size_error(self.release, self.block_size)):
             raise ValueError(problem)
         if self.max_model_len is not None:
             _int_range("max_model_len", self.max_model_len, 1, 100_000_000)

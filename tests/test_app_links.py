@@ -1,0 +1,105 @@
+"""Links: every value a link carries is honoured or named in a notice, catalog ids work where the
+lists show names, and a model imported from a config.json rides in the link."""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+from tests.app_helpers import DATA, metrics, open_app
+
+TINY = (DATA / "tiny_llama_config.json").read_text()
+
+
+def notices(at) -> list[str]:
+    return [w.value for w in at.warning if "This link asked for values" in w.value]
+
+
+def test_values_a_link_cannot_honour_are_named_with_what_the_input_takes():
+    at = open_app(batch="-5", util="1.5", tp="0", eff_compute="7", block="7", input_len="1800")
+    [notice] = notices(at)
+    for line in (
+        "`batch=-5` ignored: must be 1-1024",
+        "`util=1.5` ignored: must be 0.5-1.0",
+        "`tp=0` ignored: must be 1, 2, 4, 8",
+        "`eff_compute=7` ignored: must be 0.05-1",
+        "`block=7` ignored: must be auto, 8, 16, 32, 64, 128",
+        "`input_len=1800` ignored: must be 64-",
+    ):
+        assert line in notice, line
+    # the inputs opened at their defaults and the page works
+    assert at.slider(key="batch").value == 16 and metrics(at)["Fits"] in ("yes", "no")
+    # dismissed, it is gone and stays gone
+    at.button(key="link_dismiss").click().run()
+    assert not notices(at)
+    at.slider(key="batch").set_value(8).run()
+    assert not notices(at)
+
+
+def test_values_a_link_honours_raise_no_notice_even_at_their_default_or_minimum():
+    # Streamlit drops a bound value equal to the default from the URL: that is not "ignored"
+    at = open_app(batch="16", util="0.9", input_len="2048", weights="auto", eff_request="0", eff_compute="0.05")
+    assert not notices(at)
+    assert at.slider(key="eff_request").value == 0.0 and at.slider(key="eff_compute").value == 0.05
+
+
+def test_a_page_input_from_the_link_is_judged_when_its_page_runs():
+    at = open_app(plan_users="-3")
+    assert not notices(at)  # the Explorer has no such input: not judged yet
+    at.switch_page("pages/plan_page.py").run()
+    assert any("`plan_users=-3` ignored" in n for n in notices(at))
+
+
+def test_catalog_ids_in_a_link_select_the_model_and_gpu_the_cli_names():
+    at = open_app(model="qwen3-8b", gpu="h100-sxm")
+    assert not notices(at)
+    assert at.session_state["model"] == "qwen3-8b" and at.session_state["gpu"] == "h100-sxm"
+    # the URL now carries the names the lists show, as if they had been picked
+    assert at.query_params["model"] == "Qwen3-8B"
+    assert at.query_params["gpu"] == "NVIDIA H100 SXM5 80GB"
+
+
+def test_an_unknown_model_in_a_link_says_how_to_get_it_back():
+    at = open_app(model="My-Private-9B")
+    [notice] = notices(at)
+    assert "`model=My-Private-9B` ignored" in notice and "import its config.json" in notice
+
+
+def _import(at, text: str, name: str):
+    at.text_area(key="sidebar_paste").input(text)
+    at.text_input(key="sidebar_model_name").input(name)
+    at.button(key="sidebar_add_model").click().run()
+    assert not at.exception
+    return at
+
+
+def test_an_imported_model_rides_in_the_link_and_a_new_session_restores_it():
+    at = _import(open_app(), TINY, "tiny llama")
+    token = at.query_params["mcfg"]
+    assert len(token) < 1000  # a config.json of a few hundred bytes, compressed
+    fits = metrics(at)["Fits"]
+    # a new session opened with the link: the model is imported again and selected
+    again = open_app(mcfg=token, model="tiny llama", batch="8")
+    assert not notices(again)
+    assert again.session_state["model"] == "custom-tiny-llama"
+    assert "tiny llama" in again.selectbox(key="model").options
+    assert metrics(again)["Fits"] == fits
+    # a catalog model chosen afterwards takes the config out of the link
+    again.selectbox(key="model").set_value("qwen3-8b").run()
+    assert "mcfg" not in again.query_params
+
+
+def test_an_imported_config_too_large_for_a_link_is_said_not_restorable():
+    config = json.loads(TINY) | {"_junk": secrets.token_hex(6000)}  # incompressible
+    at = _import(open_app(), json.dumps(config), "big llama")
+    assert at.session_state["model"] == "custom-big-llama"
+    assert "mcfg" not in at.query_params
+    assert any("too large to ride in the link" in c.value for c in at.caption)
+
+
+def test_a_damaged_model_token_is_a_notice_not_a_traceback():
+    at = open_app(mcfg="not-a-token", model="tiny llama")
+    [notice] = notices(at)
+    assert "`mcfg=not-a-token…` ignored" in notice
+    assert "`model=tiny llama` ignored" in notice
+    assert at.session_state["model"] == "llama-3.1-8b"

@@ -1,0 +1,124 @@
+"""What a shared link asked for, and what the page could honour of it.
+
+Streamlit drops a URL value a bound widget cannot take (``batch=-5``, ``util=1.5``) and opens the
+widget at its default without a word. Here the query a session opened with is kept
+(:func:`open_link`, before any widget runs), each value is judged once its widget has run
+(:func:`judge_link`, after the page), and every value that was not honoured is named in a notice
+with what the input takes ("batch=-5 ignored: must be 1 to 1024").
+
+Two things a link carries besides widget values: catalog ids where the sidebar lists names (the
+CLI's ``model=qwen3-8b`` reads as ``Qwen3-8B``), and a model imported from a config.json in
+another session, which rides in the ``mcfg`` parameter as its compressed config
+(:func:`link_imported_model`) and is imported again when the link opens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from core.spec import json_fields
+from core.spec.hf_config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, ConfigError
+from ui.custom import add_imported_model, imported_config, imported_model
+from ui.i18n import t
+from ui.safe import escape_markdown
+
+OPENED = "link_opened"
+"""Session key: the query parameters not judged yet (key -> value as the link had it)."""
+IGNORED = "link_ignored"
+"""Session key: the notices of values that were not honoured, until dismissed."""
+MODEL_PARAM = "mcfg"
+MAX_MODEL_CHARS = 6000
+"""Longest ``mcfg`` token a link carries [characters]: a compressed config.json takes 0.6-2 KB;
+beyond this the page says the model is not in the link."""
+NAMED = ("model", "gpu")
+"""Select boxes that show names: a link may give the catalog id instead (what the CLI takes)."""
+
+
+def open_link(models: dict, gpus: dict) -> None:
+    """Before the sidebar's widgets run: keep the query the session opened with (once), turn catalog
+    ids into the names the model and GPU lists show, and import a model the link carries."""
+    if OPENED not in st.session_state:
+        st.session_state[OPENED] = st.query_params.to_dict()
+    renamed = False
+    for key, entries in zip(NAMED, (models, gpus), strict=True):
+        raw = st.query_params.get(key)
+        if raw in entries and raw != entries[raw].name:
+            st.query_params[key] = entries[raw].name
+            st.session_state[OPENED][key] = entries[raw].name
+            renamed = True
+    if renamed:  # the lists' bindings read the URL as the run started: run again on the names
+        st.rerun()
+    token = st.query_params.get(MODEL_PARAM)
+    if token and st.session_state.get("link_model_restored") != token:
+        st.session_state["link_model_restored"] = token
+        try:
+            payload = json_fields.unpack(token, MAX_MODEL_CHARS, MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH + 1)
+            if not isinstance(payload, dict) or not isinstance(payload.get("c"), dict):
+                raise ValueError(f"{MODEL_PARAM}: not an object holding a config.json")
+            name = payload.get("n") if isinstance(payload.get("n"), str) else ""
+            model = imported_model(payload["c"], name)
+        except (ValueError, ConfigError) as err:
+            _ignore(MODEL_PARAM, token[:24] + "…", escape_markdown(str(err)))
+            return
+        add_imported_model(model, payload["c"], name)
+        if st.query_params.get("model") in (None, model.name):
+            st.session_state["model"] = model.id
+
+
+def link_imported_model(model_id: str) -> None:
+    """Put the chosen model's config in the link when it was imported from a config.json and fits
+    one (:data:`MAX_MODEL_CHARS`); say so when it does not."""
+    config = imported_config(model_id)
+    if config is None:
+        st.query_params.pop(MODEL_PARAM, None)
+        return
+    try:
+        token = json_fields.pack({"n": config[1], "c": config[0]}, MAX_MODEL_CHARS, MODEL_PARAM)
+    except ValueError:
+        st.query_params.pop(MODEL_PARAM, None)
+        st.caption(t("link.model_too_large"))
+        return
+    st.session_state["link_model_restored"] = token  # this session made it: nothing to import
+    st.query_params[MODEL_PARAM] = token
+
+
+def judge_link(labels: dict[str, Callable[[Any], str]], domains: dict[str, str]) -> None:
+    """After the page: judge every opened value whose widget has run. A value is honoured when the
+    widget holds it (as text, as a number, or as the name ``labels[key]`` shows for it); else it
+    joins the notices with ``domains[key]``, what the input takes."""
+    opened: dict[str, str] = st.session_state.get(OPENED, {})
+    for key in [k for k in opened if k in st.session_state]:
+        raw = opened.pop(key)
+        value = st.session_state[key]
+        label = labels.get(key)
+        if not _holds(raw, value, label(value) if label and value is not None else None):
+            _ignore(key, raw, domains.get(key) or t("link.not_taken"))
+
+
+def show_ignored() -> None:
+    """The notices of link values that were not honoured, with a button that dismisses them."""
+    notes = st.session_state.get(IGNORED)
+    if not notes:
+        return
+    st.warning(t("link.ignored_title") + "\n\n" + "\n".join(f"- {note}" for note in notes))
+    st.button(t("link.dismiss"), key="link_dismiss", on_click=st.session_state.pop, args=(IGNORED, None))
+
+
+def _ignore(key: str, raw: str, domain: str) -> None:
+    shown = escape_markdown(raw if len(raw) <= 40 else raw[:40] + "…")
+    st.session_state.setdefault(IGNORED, []).append(t("link.ignored", param=key, value=shown, domain=domain))
+
+
+def _holds(raw: str, value: Any, label: str | None) -> bool:
+    """Whether a widget holding ``value`` took the link's ``raw`` text."""
+    if value is None:
+        return False
+    if raw in (str(value), label):
+        return True
+    try:
+        return float(raw) == float(value)
+    except (TypeError, ValueError):
+        return False
