@@ -2,6 +2,10 @@
 
 Outside CI the test skips when Chromium is not installed; in CI (CI=true) a missing browser fails.
 Screenshots go to test-artifacts/.
+
+Robust on a busy machine: every wait is on content or on the app's script state (``stApp``'s
+``data-test-script-state``), each with :data:`WAIT_MS` to get there; no test sleeps or depends on
+Playwright's 5 s default.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ BF16 = weight_precision("bf16")
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+WAIT_MS = 30_000
+"""How long any wait may take: a rerun takes ~0.1 s here, several seconds on a machine running a
+second CPU-heavy job; a wait ends as soon as its content shows, so this only bounds a failure."""
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -99,6 +106,9 @@ def browser(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
+        from playwright.sync_api import expect
+
+        expect.set_options(timeout=WAIT_MS)
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         # No warm-up session: the first test is the fresh server's first visitor, whose session
         # Streamlit starts in its legacy pages/ mode (app.py reruns it once; see there).
@@ -117,6 +127,7 @@ def open_page(browser, server):
         )
         contexts.append(context)
         tab = context.new_page()
+        tab.set_default_timeout(WAIT_MS)
         tab.goto(f"{server}/{path}")
         return tab
 
@@ -129,13 +140,22 @@ def metric(page, label: str):
     return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
 
 
+def settled(page) -> None:
+    """Wait until the app has finished its script run (Streamlit marks its root element)."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning")
+
+
 def press(slider, key: str, value: str) -> None:
-    """Focus a slider, press a key and wait until the slider shows ``value``."""
+    """Focus a slider, press a key, wait until the slider shows ``value`` and the rerun it starts
+    has finished."""
     from playwright.sync_api import expect
 
     slider.focus()
     slider.press(key)
     expect(slider).to_have_attribute("aria-valuetext", value)
+    settled(slider.page)
 
 
 def expected(model="llama-3.1-8b", gpu="a10", weights="bf16", batch=16, input_len=2048, output_len=512, levers=None):
@@ -278,11 +298,9 @@ def _add_until(add, message) -> None:
 
     for _ in range(3):
         add.click()
-        try:
-            expect(message).to_be_visible(timeout=3000)
-            return
-        except AssertionError:
-            continue
+        settled(add.page)  # the click's rerun has finished: the message shows now or never will
+        if message.count():
+            break
     expect(message).to_be_visible()
 
 
