@@ -3,6 +3,7 @@ closed-loop limits, KV limits, determinism, the fast step path, traffic inputs a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -10,12 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.levers.settings import Levers, Offload, PrefixCaching
 from core.serving.load_sweep import load_sweep, predicted_rates
 from core.serving.sim_result import little_law_gap
 from core.serving.simulate import simulate
 from core.serving.step_cost import StepModel, step_seconds
 from core.serving.traffic import Lengths, Traffic, arrival_times, read_lengths_csv
+from core.spec import units
 from core.timing.phases import decode_step_time, prefill_time
+from core.timing.roofline import work_time
 
 PROMPT, ANSWER = Lengths(mean=1000), Lengths(mean=200)
 LOGNORMAL = (
@@ -296,3 +300,36 @@ def test_preempted_requests_still_emit_exactly_their_answer(deploy):
     assert np.isfinite(result.finish).all()
     emitted = len(result.itl) + int((result.answer >= 1).sum())  # first tokens + every later gap
     assert emitted == int(result.answer.sum())
+
+
+@pytest.mark.parametrize(
+    ("gpu", "tp", "levers"),
+    [
+        ("a10", 1, None),
+        ("h100-sxm", 2, None),
+        ("a10", 1, Levers(offload=Offload(weights_bytes=2 * units.GiB))),
+        ("a10", 1, Levers(prefix=PrefixCaching(shared_tokens=600))),
+    ],
+)
+def test_a_run_of_decode_steps_is_work_time_bit_for_bit(deploy, gpu, tp, levers):
+    # the simulator's fast path for runs of decode steps (Roofline.step_times) repeats
+    # work_time's arithmetic in place: a change to one that the other lacks fails here
+    dep = deploy(gpu=gpu, tp=tp, max_model_len=4096)
+    dep = dataclasses.replace(dep, levers=levers) if levers else dep
+    model = StepModel(dep)
+    cached = np.array([900, 1200, 37, 4000])
+    n, context = cached.size, int(cached.sum()) + cached.size
+    pairs = context + n * np.arange(50.0)  # pairs and KV tokens both grow by n a step
+    weights, comm = model._token_terms(float(n))
+    phase = work_time(
+        dep,
+        linear=model.per_token * n + model.per_sequence * n,
+        attention=pairs * model.per_pair,
+        weights=weights,
+        kv_per_gpu=pairs * model.kv_per_token + n * model.state_traffic,
+        tokens=float(n),
+        steps=1.0,
+        sequence_steps=n,
+        comm_s=comm,
+    )
+    np.testing.assert_array_equal(model.decode_steps(cached, context, 50), phase.seconds)

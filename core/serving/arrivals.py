@@ -3,6 +3,8 @@ closed loop (a client sends its next request when its last one finishes, after i
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 from core.serving.traffic import Traffic, arrival_times
@@ -24,26 +26,28 @@ class Arrivals:
         released = min(self.clients, count) if self.clients else count
         if self.clients:
             self.time[:released] = (rng.uniform(0, self.think, released) if self.think else 0.0) + delay
-        self.pending = sorted(range(released), key=lambda i: self.time[i])  # released, not yet arrived
-        self.position = 0
+        self.pending = sorted(range(released), key=lambda i: self.time[i])  # released, in arrival order
+        self.pending_time = self.time[self.pending].tolist()  # their arrival times
+        self.position = 0  # pending[position:] have not arrived yet
         self.next_release = released
 
     def arrived(self, clock: float) -> list[int]:
         """Requests that have arrived by ``clock`` and were not handed out yet, in arrival order."""
         start = self.position
-        while self.position < len(self.pending) and self.time[self.pending[self.position]] <= clock:
-            self.position += 1
+        self.position = bisect_right(self.pending_time, clock, start)
         return self.pending[start : self.position]
 
     @property
     def upcoming(self) -> float:
         """Arrival time of the next request not handed out yet; infinity when there is none."""
-        return float(self.time[self.pending[self.position]]) if self.position < len(self.pending) else np.inf
+        return self.pending_time[self.position] if self.position < len(self.pending) else np.inf
 
     def finished(self, count: int, clock: float) -> None:
         """``count`` requests finished at ``clock``: in a closed loop each client sends its next one."""
+        if not self.clients:
+            return
         for _ in range(count):
-            if self.clients and self.next_release < self.count:
+            if self.next_release < self.count:
                 request = self.next_release
                 self.time[request] = clock + (self.rng.exponential(self.think) if self.think else 0.0) + self.delay
                 self._insert_pending(request)
@@ -51,7 +55,7 @@ class Arrivals:
 
     def _insert_pending(self, request: int) -> None:
         """Insert a released request into the not-yet-arrived part of ``pending``, keeping arrival order."""
-        position = len(self.pending)
-        while position > self.position and self.time[self.pending[position - 1]] > self.time[request]:
-            position -= 1
+        time = float(self.time[request])
+        position = bisect_right(self.pending_time, time, self.position)
         self.pending.insert(position, request)
+        self.pending_time.insert(position, time)

@@ -5,8 +5,9 @@ one token and the KV block it may need, preempting the newest request while they
 :meth:`Engine.continue_prefills` gives the remaining token budget to prompts already being
 prefilled; :meth:`Engine.admit` admits waiting requests in arrival order while ``max_num_seqs``,
 the token budget and the free blocks (less a watermark) allow; :meth:`Engine.advance` or
-:meth:`Engine.advance_decodes` record what the step computed; :meth:`Engine.retire` frees the
-blocks of finished requests. :meth:`Engine.preempt_newest` is the one preemption: vLLM's
+:meth:`Engine.advance_decodes` record what the step computed (a run of decode-only steps takes as
+many as :meth:`Engine.decode_steps_that_fit` allows); :meth:`Engine.retire` frees the blocks of
+finished requests. :meth:`Engine.preempt_newest` is the one preemption: vLLM's
 recompute, which frees the victim's blocks and prefills its prompt and generated tokens again.
 
 KV is counted in blocks (:class:`core.serving.step_cost.Blocks`); a request starts with the
@@ -43,6 +44,8 @@ class Engine:
         self.gaps: list[np.ndarray] = []
         self.waiting: deque[int] = deque()
         self.running: list[int] = []
+        self.prefilling: list[int] = []  # running requests whose prompt is not all computed, in admission order
+        self._running_ids: np.ndarray | None = None  # ``running`` as an array, built when it changes
         self.used = float(shared.max())  # the shared prefix's blocks, held once
         self.preemptions = 0
 
@@ -50,11 +53,21 @@ class Engine:
     def in_system(self) -> int:
         return len(self.running) + len(self.waiting)
 
+    @property
+    def running_ids(self) -> np.ndarray:
+        """The running requests in admission order, as an array."""
+        if self._running_ids is None:
+            self._running_ids = np.array(self.running, dtype=np.int64)
+        return self._running_ids
+
     def preempt_newest(self) -> int:
         """Preempt the most recently admitted running request and queue it first again: its own
         blocks are freed (the shared prefix's stay) and it will prefill its prompt and all but its
         last generated token again (vLLM's recompute)."""
         victim = self.running.pop()
+        self._running_ids = None
+        if victim in self.prefilling:
+            self.prefilling.remove(victim)
         self.used -= self.held[victim] - self.shared[victim]
         self.held[victim] = 0
         self.cached[victim] = 0
@@ -67,24 +80,27 @@ class Engine:
         """One token for every decoding request (up to the token budget), with the blocks it needs;
         preempts the newest request until they fit. Returns the decoding requests and whether any
         request was preempted."""
-        run = np.array(self.running, dtype=np.int64)
-        decoding = run[self.cached[run] >= self.target[run]]
+        run = self.running_ids
+        decoding = run[self.cached[run] >= self.target[run]] if self.prefilling else run
         grow = self.blocks(self.cached[decoding] + 1) - self.held[decoding]
+        needed = grow.sum()
         preempted = False
-        while decoding.size and self.used + grow.sum() > self.capacity:
+        while decoding.size and self.used + needed > self.capacity:
             preempted = True
             victim = self.preempt_newest()
             keep = decoding != victim
             decoding, grow = decoding[keep], grow[keep]
-        decoding, grow = decoding[: self.token_budget], grow[: self.token_budget]
-        self.used += grow.sum()
+            needed = grow.sum()
+        if decoding.size > self.token_budget:
+            decoding, grow = decoding[: self.token_budget], grow[: self.token_budget]
+            needed = grow.sum()
+        self.used += needed
         self.held[decoding] += grow
         return decoding, preempted
 
-    def _take(self, r: int, size: int, chunks: list[tuple[int, int]]) -> None:
-        """Schedule a prefill chunk of ``size`` tokens for request ``r`` and hold its blocks."""
+    def _take(self, r: int, size: int, new_held: float, chunks: list[tuple[int, int]]) -> None:
+        """Schedule a prefill chunk of ``size`` tokens for request ``r``, which then holds ``new_held`` blocks."""
         chunks.append((r, size))
-        new_held = self.blocks(self.cached[r] + size)
         self.used += new_held - self.held[r]
         self.held[r] = new_held
 
@@ -92,16 +108,15 @@ class Engine:
         """Chunks of the prompts already being prefilled, in admission order, within ``free_slots``
         tokens and the free blocks. Returns the chunks and the tokens left."""
         chunks: list[tuple[int, int]] = []
-        for r in self.running:
+        for r in self.prefilling:
             if free_slots <= 0:
                 break
-            if self.cached[r] < self.target[r]:
-                size = self._fit_chunk(
-                    r, min(int(self.target[r] - self.cached[r]), free_slots), self.capacity - self.used
-                )
-                if size:
-                    self._take(r, size, chunks)
-                    free_slots -= size
+            size, new_held = self._fit_chunk(
+                r, min(int(self.target[r] - self.cached[r]), free_slots), self.capacity - self.used
+            )
+            if size:
+                self._take(r, size, new_held, chunks)
+                free_slots -= size
         return chunks, free_slots
 
     def admit(self, free_slots: int, chunks: list[tuple[int, int]]) -> None:
@@ -113,39 +128,67 @@ class Engine:
             if self.cached[r] == 0 and self.held[r] == 0:
                 self.cached[r], self.held[r] = self.hit[r], self.shared[r]
             room = self.capacity - self.used - WATERMARK * self.capacity
-            size = self._fit_chunk(r, min(int(self.target[r] - self.cached[r]), free_slots), room)
+            size, new_held = self._fit_chunk(r, min(int(self.target[r] - self.cached[r]), free_slots), room)
             if size == 0:
                 break
             self.waiting.popleft()
             self.running.append(r)
-            self._take(r, size, chunks)
+            self._running_ids = None
+            self.prefilling.append(r)
+            self._take(r, size, new_held, chunks)
             free_slots -= size
 
-    def advance(self, decoding: np.ndarray, chunk_ids: np.ndarray, chunk_sizes: np.ndarray, clock: float) -> np.ndarray:
-        """Record a step that ended at ``clock``: decodes and chunks computed, first tokens and gaps.
-        Returns the requests that emitted a token."""
+    def advance(self, decoding: np.ndarray, chunk_ids, chunk_sizes, clock: float) -> np.ndarray:
+        """Record a step that ended at ``clock``: decodes and chunks computed, first tokens and gaps
+        (a decoding request has emitted before; a prompt computed again after a preemption emits
+        its next token). Returns the requests that emitted a token."""
         self.cached[decoding] += 1
-        self.cached[chunk_ids] += chunk_sizes
-        finished_prefill = chunk_ids[self.cached[chunk_ids] >= self.target[chunk_ids]]
-        emitting = np.concatenate((decoding, finished_prefill))
-        fresh = emitting[self.generated[emitting] == 0]
-        self.first[fresh] = clock
-        old = emitting[self.generated[emitting] > 0]
-        if old.size:
-            self.gaps.append(clock - self.last_token[old])
+        if decoding.size:
+            self.gaps.append(clock - self.last_token[decoding])
+        prefilled = []  # requests whose last chunk this was
+        for r, size in zip(chunk_ids, chunk_sizes, strict=True):
+            self.cached[r] += size
+            if self.cached[r] >= self.target[r]:
+                prefilled.append(r)
+                self.prefilling.remove(r)
+                if self.generated[r]:
+                    self.gaps.append(np.array([clock - self.last_token[r]]))
+                else:
+                    self.first[r] = clock
+        emitting = np.concatenate((decoding, np.array(prefilled, dtype=np.int64))) if prefilled else decoding
         self.last_token[emitting] = clock
         self.generated[emitting] += 1
         return emitting
+
+    def decode_steps_that_fit(self, decoding: np.ndarray, steps: int) -> int:
+        """The most decode steps, up to ``steps``, before the decoding requests would need more KV
+        blocks than are free (at least one: :meth:`schedule_decodes` gave each its next block)."""
+        free = self.capacity - self.used
+        if self.blocks.most_added(decoding.size, steps - 1) <= free:  # each holds the blocks of its next token
+            return steps
+        cached, held = self.cached[decoding], self.held[decoding]
+
+        def fit(k: int) -> bool:
+            return float((self.blocks(cached + k) - held).sum()) <= free
+
+        if fit(steps):
+            return steps
+        low, high = 1, steps
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if fit(middle) else (low, middle - 1)
+        return low
 
     def advance_decodes(self, decoding: np.ndarray, durations: np.ndarray, clock: float) -> np.ndarray:
         """Record a run of decode-only steps of ``durations`` that ended at ``clock``: each decoding
         request computed and emitted one token per step, holding the blocks they need."""
         k = len(durations)
-        grown = self.blocks(self.cached[decoding] + k) - self.held[decoding]
+        cached = self.cached[decoding] + k
+        grown = self.blocks(cached) - self.held[decoding]
         self.used += grown.sum()
         self.held[decoding] += grown
-        self.cached[decoding] += k
-        self.gaps.append(np.tile(durations, decoding.size))
+        self.cached[decoding] = cached
+        self.gaps.append(durations[np.newaxis].repeat(decoding.size, axis=0).ravel())  # each request's gaps
         self.generated[decoding] += k
         self.last_token[decoding] = clock
         return decoding
@@ -157,20 +200,20 @@ class Engine:
             self.finish[finishing] = clock
             self.used -= (self.held[finishing] - self.shared[finishing]).sum()
             self.held[finishing] = 0
-            gone = set(finishing.tolist())
-            self.running = [r for r in self.running if r not in gone]
+            for r in finishing.tolist():
+                self.running.remove(r)
+            self._running_ids = None
         return int(finishing.size)
 
-    def _fit_chunk(self, r: int, size: int, free: float) -> int:
-        """The largest chunk of at most ``size`` tokens whose new blocks fit in ``free`` blocks."""
-        cached, held, blocks = self.cached, self.held, self.blocks
-        if blocks(cached[r] + size) - held[r] <= free:
-            return size
-        low, high = 0, size
-        while low < high:
-            middle = (low + high + 1) // 2
-            if blocks(cached[r] + middle) - held[r] <= free:
-                low = middle
-            else:
-                high = middle - 1
-        return low
+    def _fit_chunk(self, r: int, size: int, free: float) -> tuple[int, float]:
+        """The largest chunk of at most ``size`` tokens whose new blocks fit in ``free`` blocks, and
+        the blocks request ``r`` then holds. A sequence's blocks grow only as a token starts a
+        block, so a shorter chunk that fits ends where a block is full, or is empty."""
+        cached, held, blocks = int(self.cached[r]), self.held[r], self.blocks
+        whole = blocks(cached + size)
+        if whole - held <= free:
+            return size, whole
+        ends = np.arange(-cached % blocks.size, size, blocks.size)  # chunks that end a block
+        after = blocks(cached + ends)
+        fitting = np.flatnonzero(after - held <= free)
+        return (int(ends[fitting[-1]]), after[fitting[-1]]) if fitting.size else (0, held)

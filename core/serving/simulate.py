@@ -93,26 +93,23 @@ def simulate(
             continue
         if not chunks and decoding.size == len(engine.running):
             # decode-only steps repeat until something changes: take them at once
-            held, cached = engine.held[decoding], engine.cached[decoding]
             durations = timer.decode_run(
-                cached,
+                engine.cached[decoding],
                 engine.answer[decoding] - engine.generated[decoding],
                 arrivals.upcoming - clock,
-                blocks,
-                held,
-                engine.capacity - engine.used,
                 engine.used,
             )
-            in_system += engine.in_system * float(durations.sum())
-            clock += float(durations.sum())
+            durations = durations[: engine.decode_steps_that_fit(decoding, len(durations))]
+            elapsed = float(durations.sum())
+            in_system += engine.in_system * elapsed
+            clock += elapsed
             steps += len(durations)
             emitting = engine.advance_decodes(decoding, durations, clock)
         else:
-            chunk_ids = np.array([c[0] for c in chunks], dtype=np.int64)
-            chunk_sizes = np.array([c[1] for c in chunks], dtype=np.int64)
-            new = np.concatenate((np.ones(decoding.size, dtype=np.int64), chunk_sizes))
-            before = np.concatenate((engine.cached[decoding], engine.cached[chunk_ids]))
-            duration = timer.step(new, before, chunk_sizes, engine.cached[chunk_ids], engine.used)
+            chunk_ids = [r for r, _ in chunks]
+            chunk_sizes = [size for _, size in chunks]
+            prompt_chunks = [(size, int(engine.cached[r])) for r, size in chunks]
+            duration = timer.step(engine.cached[decoding], prompt_chunks, engine.used)
             in_system += engine.in_system * duration
             clock += duration
             steps += 1

@@ -8,6 +8,8 @@ general path.
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -20,8 +22,8 @@ from core.spec.engine import Parallelism
 from core.timing.comm import comm_seconds
 from core.timing.host_link import host_read_seconds
 from core.timing.phases import decode_time_ratio
-from core.timing.roofline import work_time
-from core.timing.work import attended_pairs, attention_flops, expert_bytes_read, linear_flops, weight_bytes_read
+from core.timing.roofline import Roofline, work_time
+from core.timing.work import attention_flops, expert_bytes_read, linear_flops, weight_bytes_read
 
 
 class Blocks:
@@ -37,10 +39,16 @@ class Blocks:
 
     def __call__(self, tokens):
         if self.uniform:
-            return np.ceil(np.asarray(tokens, dtype=float) / self.size)
+            return np.ceil(np.asarray(tokens) / self.size)
         bytes_ = kv_bytes_per_sequence(self.dep.model, self.dep.kv, self.dep.parallel, tokens, self.size)
         bytes_ = bytes_ + np.where(np.asarray(tokens) > 0, self.state, 0.0)
         return np.asarray(bytes_) / self.block_bytes
+
+    def most_added(self, sequences: int, tokens: int) -> float:
+        """The most blocks ``sequences`` sequences that hold their blocks add with ``tokens`` more
+        tokens each: a block per ``size`` tokens started; infinity when windows or state make the
+        count the only bound."""
+        return sequences * -(-tokens // self.size) if self.uniform else np.inf
 
 
 class StepModel:
@@ -50,7 +58,8 @@ class StepModel:
     coefficients are read off the core functions once (linear_flops, attention_flops,
     kv_bytes_per_sequence) and the roofline of :func:`core.timing.roofline.work_time` is evaluated on them;
     tests check it equals the general path. Weight reads and all-reduces depend on the token count
-    only and are cached per count.
+    only and are cached per count. A step is given as the contexts of its decoding sequences and
+    its prompt chunks (:meth:`batch_step`), or as arrays of new and cached tokens (:meth:`step`).
     """
 
     def __init__(self, dep: Deployment) -> None:
@@ -69,6 +78,8 @@ class StepModel:
         self.kv_per_token = float(kv_bytes_per_sequence(m, dep.kv, Parallelism(tp=tp), 1))
         self.state_traffic = state_traffic_bytes(m, tp)  # per scheduled sequence and step
         self._by_tokens: dict[float, tuple[float, float]] = {}
+        self.roofline = Roofline(dep)
+        self._decode_terms: dict[int, tuple] = {}  # Roofline.step_terms of a decode step, per batch size
         # work_time is linear in each kind of work: its unit responses give the scalar path below
         unit = {
             "sequence_steps": 0.0,
@@ -110,41 +121,73 @@ class StepModel:
             )
         return self._by_tokens[tokens]
 
-    def seconds(self, sequences: float, tokens: float, pairs, kv_tokens):
-        """Step time [s]; ``pairs`` and ``kv_tokens`` may be arrays (a run of decode steps)."""
-        weights, comm = self._token_terms(tokens)
-        phase = work_time(
-            self.dep,
-            linear=self.per_token * tokens + self.per_sequence * sequences,
-            attention=np.asarray(pairs, dtype=float) * self.per_pair,
-            weights=weights,
-            kv_per_gpu=np.asarray(kv_tokens, dtype=float) * self.kv_per_token + sequences * self.state_traffic,
-            tokens=tokens,
-            steps=1.0,
-            sequence_steps=sequences,
-            comm_s=comm,
-        )
-        return phase.seconds
+    def decode_step(self, cached: np.ndarray, context: int) -> float:
+        """One step in which every sequence decodes one token on its ``cached`` tokens, ``context`` =
+        sum(cached + 1) of them: the pairs its tokens score and the KV tokens it touches [s]."""
+        if not self.exact:
+            return step_seconds(self.dep, np.ones(cached.size, dtype=np.int64), cached)
+        return self._summed_step(cached.size, float(cached.size), float(context), float(context))
+
+    def decode_steps(self, cached: np.ndarray, context: int, steps: int) -> np.ndarray:
+        """Durations of ``steps`` steps of :meth:`decode_step`, the j-th on cached + j cached tokens
+        [s]; on the fast path with the roofline of :func:`core.timing.roofline.work_time`
+        (:meth:`core.timing.roofline.Roofline.step_times`)."""
+        n = cached.size
+        if not self.exact:
+            ones = np.ones(n, dtype=np.int64)
+            return np.array([step_seconds(self.dep, ones, cached + j) for j in range(steps)])
+        context = np.arange(context, context + n * steps, n, dtype=float)  # pairs and KV tokens grow by n a step
+        kv_per_gpu = context * self.kv_per_token
+        if self.state_traffic:
+            kv_per_gpu += n * self.state_traffic
+        return self.roofline.step_times(context * self.per_pair, kv_per_gpu, self._decode_step_terms(n))
+
+    def _decode_step_terms(self, n: int) -> tuple:
+        """The scalar terms of a decode step of ``n`` sequences (:meth:`Roofline.step_terms`)."""
+        if n not in self._decode_terms:
+            weights, comm = self._token_terms(float(n))
+            self._decode_terms[n] = self.roofline.step_terms(
+                linear=self.per_token * n + self.per_sequence * n, weights=weights, tokens=float(n), comm_s=comm
+            )
+        return self._decode_terms[n]
 
     def step(self, new: np.ndarray, cached: np.ndarray) -> float:
-        """One step in which sequence i adds new[i] tokens to cached[i] cached ones [s].
+        """One step in which sequence i adds new[i] tokens to cached[i] cached ones [s]."""
+        chunks = list(zip(np.asarray(new).tolist(), np.asarray(cached).tolist(), strict=True))
+        return self.batch_step(np.zeros(0, dtype=np.int64), chunks)
+
+    def batch_step(self, decoding: np.ndarray, chunks: Sequence[tuple[int, int]]) -> float:
+        """One step of one token for sequences on ``decoding`` cached tokens each, and prompt chunks
+        of (new, cached) tokens [s].
 
         Plain floats on work_time's unit responses: max(compute, memory) + all-reduce + overhead,
         bounded below by the front end's work, as PhaseTime.seconds composes them (tests check both
-        paths agree).
+        paths agree). The sums are exact integers: a sequence's new tokens attend to its cached ones
+        and to each other, new x cached + new (new + 1) / 2 pairs
+        (:func:`core.timing.work.attended_pairs`).
         """
         if not self.exact:
+            new = np.array([1] * decoding.size + [size for size, _ in chunks], dtype=np.int64)
+            cached = np.concatenate((decoding, np.array([context for _, context in chunks], dtype=np.int64)))
             return step_seconds(self.dep, new, cached)
-        tokens = float(new.sum())
+        decoded = int(decoding.sum()) + decoding.size  # the decodes' pairs and KV tokens
+        return self._summed_step(
+            decoding.size + len(chunks),
+            float(decoding.size + sum(size for size, _ in chunks)),
+            float(decoded + sum(size * context + size * (size + 1) // 2 for size, context in chunks)),
+            float(decoded + sum(size + context for size, context in chunks)),
+        )
+
+    def _summed_step(self, sequences: int, tokens: float, pairs: float, kv_tokens: float) -> float:
+        """The fast path's step from its four sums [s] (:meth:`batch_step`)."""
         weights, comm = self._token_terms(tokens)
-        lever_flops, lever_bytes, host_s = self._lever_terms(tokens, len(new)) if self.levers else (0.0, 0.0, 0.0)
-        pairs = float(attended_pairs(new, cached).sum())
-        linear = self.per_token * tokens + self.per_sequence * len(new) + lever_flops
+        lever_flops, lever_bytes, host_s = self._lever_terms(tokens, sequences) if self.levers else (0.0, 0.0, 0.0)
+        linear = self.per_token * tokens + self.per_sequence * sequences + lever_flops
         compute = linear * self.s_per_flop + pairs * self.s_per_pair
-        memory = (weights + lever_bytes) * self.s_per_weight_byte + float((cached + new).sum()) * self.s_per_kv_token
-        memory += len(new) * self.state_traffic * self.s_per_kv_byte
-        gpu = max(compute, memory) + comm + self.overhead + host_s + len(new) * self.s_per_scheduled
-        return max(gpu, len(new) * self.s_frontend)
+        memory = (weights + lever_bytes) * self.s_per_weight_byte + kv_tokens * self.s_per_kv_token
+        memory += sequences * self.state_traffic * self.s_per_kv_byte
+        gpu = max(compute, memory) + comm + self.overhead + host_s + sequences * self.s_per_scheduled
+        return max(gpu, sequences * self.s_frontend)
 
 
 def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
@@ -168,45 +211,19 @@ def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
 MAX_RUN_CELLS = 400_000  # requests x steps evaluated at once in a decode-only run
 
 
-def decode_run(
-    model: StepModel,
-    cached: np.ndarray,
-    remaining: np.ndarray,
-    until_arrival: float,
-    blocks,
-    held: np.ndarray,
-    free: float,
-) -> np.ndarray:
-    """Durations of the decode-only steps that can run before anything changes [s].
-
-    Stops at the first finish, at the step during which the next request arrives, and before the
-    running requests would need more KV blocks than are free. Step j has every request at context
-    cached + j, evaluated with the same roofline as a single step.
+def decode_run(model: StepModel, cached: np.ndarray, remaining: np.ndarray, until_arrival: float) -> np.ndarray:
+    """Durations of the decode-only steps that run before a request finishes or the next one
+    arrives [s] (the step during which it arrives still runs). Step j has every request at context
+    cached + j, evaluated with the same roofline as a single step. The KV blocks they need are the
+    engine's to check (:meth:`core.serving.scheduler.Engine.decode_steps_that_fit`).
     """
-    n = cached.size
-    ones = np.ones(n, dtype=np.int64)
-    k = int(min(remaining.min(), max(MAX_RUN_CELLS // n, 1)))
-    if np.isfinite(until_arrival):
+    k = min(int(remaining.min()), MAX_RUN_CELLS // cached.size or 1)
+    context = int(cached.sum()) + cached.size  # the first step's pairs and KV tokens
+    if math.isfinite(until_arrival):
         # steps only get longer as contexts grow, so the first step's length bounds how many fit
-        k = min(k, int(until_arrival / model.step(ones, cached)) + 1)
-
-    def blocks_fit(steps: int) -> bool:
-        return float((blocks(cached + steps) - held).sum()) <= free
-
-    if not blocks_fit(k):
-        low, high = 1, k  # one step always fits: the caller checked it
-        while low < high:
-            middle = (low + high + 1) // 2
-            low, high = (middle, high) if blocks_fit(middle) else (low, middle - 1)
-        k = low
-    offsets = np.arange(k)
-    if model.exact:
-        base = float((cached + 1).sum())  # pairs and KV tokens of the first step; both grow by n a step
-        durations = np.asarray(model.seconds(n, float(n), base + n * offsets, base + n * offsets), dtype=float)
-    else:
-        durations = np.array([step_seconds(model.dep, ones, cached + j) for j in offsets])
-    ends = np.cumsum(durations)
-    arrives = int(np.searchsorted(ends, until_arrival))  # the step during which it arrives still runs
+        k = min(k, int(until_arrival / model.decode_step(cached, context)) + 1)
+    durations = model.decode_steps(cached, context, k)
+    arrives = int(durations.cumsum().searchsorted(until_arrival))
     return durations[: min(arrives + 1, k)]
 
 
@@ -234,17 +251,21 @@ class StepTimer:
         )
         return float(host_read_seconds(self.dep.gpu, self.dep.efficiency, spilled)) if spilled else 0.0
 
-    def step(self, new: np.ndarray, cached: np.ndarray, chunk_sizes: np.ndarray, chunk_cached: np.ndarray, used: float):
-        """One step of decodes and prompt chunks (``new`` tokens on ``cached`` ones per sequence)."""
-        duration = self.model.step(new, cached) + self.spill_s(used)
-        if chunk_sizes.size:
+    def step(self, decoding: np.ndarray, chunks: Sequence[tuple[int, int]], used: float) -> float:
+        """One step of decodes on ``decoding`` cached tokens and prompt chunks of (new, cached) tokens
+        (:meth:`StepModel.batch_step`), with ``used`` KV blocks in use."""
+        duration = self.model.batch_step(decoding, chunks) + self.spill_s(used)
+        if chunks:
             for side in self.sides:
-                duration += side.step(chunk_sizes, chunk_cached)
+                duration += side.batch_step(decoding[:0], chunks)
         return duration
 
-    def decode_run(self, cached, remaining, until_arrival: float, blocks, held, free: float, used: float):
-        """The run of decode-only steps before anything changes (:func:`decode_run`), each scaled by
-        the decode time ratio at the run's batch and mean context, plus the KV read from the host."""
-        ratio = decode_time_ratio(self.dep, cached.size, float(cached.mean())) if self.levers else 1.0
-        durations = decode_run(self.model, cached, remaining, until_arrival / ratio, blocks, held, free)
+    def decode_run(self, cached: np.ndarray, remaining: np.ndarray, until_arrival: float, used: float) -> np.ndarray:
+        """The run of decode-only steps before a request finishes or arrives (:func:`decode_run`),
+        each scaled by the decode time ratio at the run's batch and mean context, plus the KV read
+        from the host with ``used`` KV blocks in use."""
+        if not self.levers:
+            return decode_run(self.model, cached, remaining, until_arrival)
+        ratio = decode_time_ratio(self.dep, cached.size, float(cached.mean()))
+        durations = decode_run(self.model, cached, remaining, until_arrival / ratio)
         return durations * ratio + self.spill_s(used)

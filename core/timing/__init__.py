@@ -6,7 +6,7 @@ __all__ = [
     "comm",  # all-reduce and pipeline sends
     "host_link",  # reads over PCIe from host memory
     "phases",  # phase_time, prefill_time, decode_step_time
-    "roofline",  # PhaseTime, work_time, step_fixed_seconds
+    "roofline",  # PhaseTime, work_time, Roofline, step_fixed_seconds
     "steady_state",  # SteadyState, steady_state
     "work",  # FLOPs, attended pairs, weight bytes a step reads
 ]

@@ -93,34 +93,111 @@ def work_time(
     part of ``weights``, read at the expert efficiency; ``frontend_steps`` the (sequence, step) pairs
     the API server streams when they are not ``sequence_steps`` (with dp > 1 the work is one rank's,
     the front end streams every rank's). The levers that are on add their work."""
-    gpu, eff, tp = dep.gpu, dep.efficiency, dep.parallel.tp
-    matmul_peak, _ = matmul_peak_for(gpu, dep.weights)
-    attention_peak, _ = gpu.flops_for(ACTIVATION_PRECISION)
-    host = host_bytes
-    levers = levers_on(dep.levers)
-    if levers:
-        per_step = np.asarray(sequence_steps, dtype=float) / np.asarray(steps, dtype=float)
-        for lever in levers:
-            work = lever.step_work(dep, tokens, per_step, steps)
-            linear = np.asarray(linear, dtype=float) + work.flops
-            weights = np.asarray(weights, dtype=float) + work.weight_bytes
-            host = work.host_bytes + host
-    linear = np.asarray(linear, dtype=float) / tp
-    attention = np.asarray(attention, dtype=float) / tp
-    moved = np.asarray(weights, dtype=float) / tp + kv_per_gpu
-    slow = np.asarray(expert_weights, dtype=float) / tp * (1 / eff.expert - 1)  # expert bytes' extra time
-    return PhaseTime(
-        compute_s=(linear / matmul_peak + attention / attention_peak) / eff.compute,
-        memory_s=(moved + slow) / (gpu.memory_bandwidth * eff.bandwidth),
-        comm_s=comm_seconds(dep, tokens, steps) if comm_s is None else comm_s,
-        overhead_s=np.asarray(steps, dtype=float) * step_fixed_seconds(dep)
-        + np.asarray(sequence_steps, dtype=float) * eff.per_sequence_overhead_s,
-        flops=linear + attention,
-        bytes_moved=moved,
-        host_s=host_read_seconds(gpu, eff, host),
-        frontend_s=np.asarray(sequence_steps if frontend_steps is None else frontend_steps, dtype=float)
-        * eff.frontend_per_token_s,
+    return Roofline(dep)(
+        linear=linear,
+        attention=attention,
+        weights=weights,
+        kv_per_gpu=kv_per_gpu,
+        tokens=tokens,
+        steps=steps,
+        sequence_steps=sequence_steps,
+        comm_s=comm_s,
+        host_bytes=host_bytes,
+        expert_weights=expert_weights,
+        frontend_steps=frontend_steps,
     )
+
+
+class Roofline:
+    """:func:`work_time` of one deployment, its peaks and efficiencies read once, and
+    :meth:`step_times` for the simulator's runs of steps."""
+
+    def __init__(self, dep: Deployment) -> None:
+        self.dep, self.gpu, self.eff, self.tp = dep, dep.gpu, dep.efficiency, dep.parallel.tp
+        self.matmul_peak, _ = matmul_peak_for(dep.gpu, dep.weights)
+        self.attention_peak, _ = dep.gpu.flops_for(ACTIVATION_PRECISION)
+        self.levers = levers_on(dep.levers)
+        self.step_fixed_s = step_fixed_seconds(dep)
+
+    def __call__(
+        self,
+        *,
+        linear,
+        attention,
+        weights,
+        kv_per_gpu,
+        tokens,
+        steps,
+        sequence_steps=0.0,
+        comm_s=None,
+        host_bytes=0.0,
+        expert_weights=0.0,
+        frontend_steps=None,
+    ) -> PhaseTime:
+        """The roofline of the given work (the arguments of :func:`work_time`)."""
+        dep, gpu, eff, tp = self.dep, self.gpu, self.eff, self.tp
+        linear, weights, host = self._with_levers(linear, weights, host_bytes, tokens, sequence_steps, steps)
+        linear = np.asarray(linear, dtype=float) / tp
+        attention = np.asarray(attention, dtype=float) / tp
+        moved = np.asarray(weights, dtype=float) / tp + kv_per_gpu
+        slow = np.asarray(expert_weights, dtype=float) / tp * (1 / eff.expert - 1)  # expert bytes' extra time
+        return PhaseTime(
+            compute_s=(linear / self.matmul_peak + attention / self.attention_peak) / eff.compute,
+            memory_s=(moved + slow) / (gpu.memory_bandwidth * eff.bandwidth),
+            comm_s=comm_seconds(dep, tokens, steps) if comm_s is None else comm_s,
+            overhead_s=np.asarray(steps, dtype=float) * self.step_fixed_s
+            + np.asarray(sequence_steps, dtype=float) * eff.per_sequence_overhead_s,
+            flops=linear + attention,
+            bytes_moved=moved,
+            host_s=host_read_seconds(gpu, eff, host),
+            frontend_s=np.asarray(sequence_steps if frontend_steps is None else frontend_steps, dtype=float)
+            * eff.frontend_per_token_s,
+        )
+
+    def _with_levers(self, linear, weights, host_bytes, tokens, sequence_steps, steps):
+        """(linear FLOPs, weight bytes, host bytes) with the work of the levers that are on added."""
+        if self.levers:
+            per_step = np.asarray(sequence_steps, dtype=float) / np.asarray(steps, dtype=float)
+            for lever in self.levers:
+                work = lever.step_work(self.dep, tokens, per_step, steps)
+                linear = np.asarray(linear, dtype=float) + work.flops
+                weights = np.asarray(weights, dtype=float) + work.weight_bytes
+                host_bytes = work.host_bytes + host_bytes
+        return linear, weights, host_bytes
+
+    def step_terms(self, *, linear: float, weights: float, tokens: float, comm_s: float) -> tuple:
+        """The scalar parts of one step of ``tokens`` sequences of one new token each, for
+        :meth:`step_times`: (matmul seconds, weight bytes per GPU, seconds added to the roofline,
+        front-end seconds), with the levers' work."""
+        eff, tp = self.eff, self.tp
+        linear, weights, host_bytes = self._with_levers(linear, weights, 0.0, tokens, tokens, 1.0)
+        added = (
+            comm_s,
+            self.step_fixed_s + tokens * eff.per_sequence_overhead_s,
+            host_read_seconds(self.gpu, eff, host_bytes),
+        )
+        return float(linear) / tp / self.matmul_peak, float(weights) / tp, added, tokens * eff.frontend_per_token_s
+
+    def step_times(self, attention: np.ndarray, kv_per_gpu: np.ndarray, terms: tuple) -> np.ndarray:
+        """``self(..., steps=1.0, sequence_steps=tokens, comm_s=comm_s).seconds`` of the work that
+        gave ``terms`` (:meth:`step_terms`), one step per entry of ``attention`` and ``kv_per_gpu``
+        [s]: the same arithmetic in the same order, in place on the two arrays (which it uses up),
+        without the other parts of a PhaseTime and without dividing by one or adding terms that
+        are exactly zero (the simulator evaluates it for every run of decode steps)."""
+        matmul_s, weights, added, frontend_s = terms
+        seconds, memory = attention, kv_per_gpu
+        if self.tp != 1:
+            seconds /= self.tp
+        seconds /= self.attention_peak
+        seconds += matmul_s
+        seconds /= self.eff.compute
+        memory += weights
+        memory /= self.gpu.memory_bandwidth * self.eff.bandwidth
+        np.maximum(seconds, memory, out=seconds)
+        for term in added:
+            if term:
+                seconds += term
+        return np.maximum(seconds, frontend_s, out=seconds)
 
 
 def step_fixed_seconds(dep: Deployment) -> float:
