@@ -62,6 +62,6 @@ if ui.preload.first_run_in_process():
 try:
     navigation.run()
 finally:  # after the page's own inputs have run, even when the page stopped early
-    judge_link(*link_checks(load_catalog()))
+    judge_link(lambda: link_checks(load_catalog()))
     with link_notices:
         show_ignored()

@@ -85,12 +85,17 @@ def link_imported_model(model_id: str) -> None:
     st.query_params[MODEL_PARAM] = token
 
 
-def judge_link(labels: dict[str, Callable[[Any], str]], domains: dict[str, str]) -> None:
-    """After the page: judge every opened value whose widget has run. A value is honoured when the
-    widget holds it (as text, as a number, or as the name ``labels[key]`` shows for it); else it
-    joins the notices with ``domains[key]``, what the input takes."""
+def judge_link(checks: Callable[[], tuple[dict[str, Callable[[Any], str]], dict[str, str]]]) -> None:
+    """After the page: judge every opened value whose widget has run. ``checks`` gives (labels,
+    domains), asked for only when there is something to judge: a value is honoured when the widget
+    holds it (as text, as a number, or as the name ``labels[key]`` shows for it); else it joins
+    the notices with ``domains[key]``, what the input takes."""
     opened: dict[str, str] = st.session_state.get(OPENED, {})
-    for key in [k for k in opened if k in st.session_state]:
+    ready = [k for k in opened if k in st.session_state]
+    if not ready:
+        return
+    labels, domains = checks()
+    for key in ready:
         raw = opened.pop(key)
         value = st.session_state[key]
         label = labels.get(key)

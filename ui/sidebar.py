@@ -31,6 +31,7 @@ from ui.safe import escape_markdown
 
 DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 16}
 GPU_COUNTS = (1, 2, 4, 8)
+BATCH_RANGE = (1, 1024)
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,7 @@ def render_sidebar(catalog: Catalog) -> None:
         )
         batch = st.slider(
             t("sidebar.batch"),
-            1,
-            1024,
+            *BATCH_RANGE,
             DEFAULTS["batch"],
             key="batch",
             bind="query-params",
@@ -199,7 +199,7 @@ def link_checks(catalog: Catalog) -> tuple[dict, dict[str, str]]:
         "kv": ", ".join((AUTO, *KV_PRECISIONS)),
         "input_len": lengths,
         "output_len": lengths,
-        "batch": "1-1024",
+        "batch": "{}-{}".format(*BATCH_RANGE),
         "lang": ", ".join(LANGUAGE_NAMES),
     }
     return labels, domains | engine_domains()

@@ -70,42 +70,10 @@ class PhaseTime:
         return label if label.ndim else str(label)
 
 
-def work_time(
-    dep: Deployment,
-    *,
-    linear,
-    attention,
-    weights,
-    kv_per_gpu,
-    tokens,
-    steps,
-    sequence_steps=0.0,
-    comm_s=None,
-    host_bytes=0.0,
-    expert_weights=0.0,
-    frontend_steps=None,
-) -> PhaseTime:
-    """The roofline of given work on one replica: FLOPs and weight bytes of the whole replica (split
-    over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps.
-    ``sequence_steps`` counts (sequence, step) pairs for the per-sequence host overhead; ``comm_s``
-    may pass :func:`comm_seconds` of the same tokens and steps when it is already known;
-    ``host_bytes`` are bytes per GPU read from host memory; ``expert_weights`` is the routed-expert
-    part of ``weights``, read at the expert efficiency; ``frontend_steps`` the (sequence, step) pairs
-    the API server streams when they are not ``sequence_steps`` (with dp > 1 the work is one rank's,
-    the front end streams every rank's). The levers that are on add their work."""
-    return Roofline(dep)(
-        linear=linear,
-        attention=attention,
-        weights=weights,
-        kv_per_gpu=kv_per_gpu,
-        tokens=tokens,
-        steps=steps,
-        sequence_steps=sequence_steps,
-        comm_s=comm_s,
-        host_bytes=host_bytes,
-        expert_weights=expert_weights,
-        frontend_steps=frontend_steps,
-    )
+def work_time(dep: Deployment, **work) -> PhaseTime:
+    """The roofline of given work on one replica (:meth:`Roofline.__call__`, whose keywords
+    ``work`` takes) for a deployment timed once."""
+    return Roofline(dep)(**work)
 
 
 class Roofline:
@@ -134,7 +102,14 @@ class Roofline:
         expert_weights=0.0,
         frontend_steps=None,
     ) -> PhaseTime:
-        """The roofline of the given work (the arguments of :func:`work_time`)."""
+        """The roofline of given work on one replica: FLOPs and weight bytes of the whole replica (split
+        over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps.
+        ``sequence_steps`` counts (sequence, step) pairs for the per-sequence host overhead; ``comm_s``
+        may pass :func:`comm_seconds` of the same tokens and steps when it is already known;
+        ``host_bytes`` are bytes per GPU read from host memory; ``expert_weights`` is the routed-expert
+        part of ``weights``, read at the expert efficiency; ``frontend_steps`` the (sequence, step) pairs
+        the API server streams when they are not ``sequence_steps`` (with dp > 1 the work is one rank's,
+        the front end streams every rank's). The levers that are on add their work."""
         dep, gpu, eff, tp = self.dep, self.gpu, self.eff, self.tp
         linear, weights, host = self._with_levers(linear, weights, host_bytes, tokens, sequence_steps, steps)
         linear = np.asarray(linear, dtype=float) / tp
