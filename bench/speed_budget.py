@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_rerun import PAGES, p95, time_page  # noqa: E402
 from bench_sweep import deployment, timed  # noqa: E402
-from workshop_load import HOST, _free_port, run_workshop, start_server  # noqa: E402
+from workshop_load import run_workshop  # noqa: E402
+from workshop_servers import HOST, free_port, start_server  # noqa: E402
 
 from core.estimate.sweep import sweep  # noqa: E402
 from core.serving.simulate import simulate  # noqa: E402
@@ -84,7 +85,7 @@ def browser() -> list[Row]:
         return [("browser: first load, slider update", "not measured (no Chromium)", "", False)]
     from playwright.sync_api import expect, sync_playwright
 
-    port = _free_port()
+    port = free_port()
     server = start_server(port)
     url = f"http://{HOST}:{port}"
     try:

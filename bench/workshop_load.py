@@ -31,16 +31,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import os
 import random
-import signal
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -57,6 +51,15 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from workshop_servers import (  # noqa: E402
+    HOST,
+    free_port,
+    haproxy_stack,
+    proc_cpu_seconds,
+    proc_rss_mib,
+    start_server,
+)
+
 from core.estimate.result import estimate  # noqa: E402
 from core.planning.check import check  # noqa: E402
 from core.planning.report import verdict_sentence  # noqa: E402
@@ -65,14 +68,12 @@ from core.spec.catalog import load_catalog  # noqa: E402
 from core.spec.deployment import Deployment, Workload  # noqa: E402
 from core.spec.engine import EngineConfig  # noqa: E402
 from core.spec.precision import kv_precision, weight_precision  # noqa: E402
-from deploy.serve import COOKIE, STATS_SOCKET, find_haproxy, servers_up  # noqa: E402
+from deploy.serve import COOKIE  # noqa: E402
 from ui import fmt  # noqa: E402
 
-HOST = "127.0.0.1"  # loopback only
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")  # the hosts --url may name
 RERUN_TIMEOUT_S = 30.0
 HTTP_TIMEOUT_S = 30.0
-STACK_START_TIMEOUT_S = 120.0
 DOWNLOAD_TRIES = 3
 XSRF_COOKIE = "_streamlit_xsrf"  # Streamlit's; uploads send its value back in X-Xsrftoken
 MAX_ACTIONS_PER_STUDENT = 10_000  # a hard bound beside the time bound
@@ -348,127 +349,6 @@ class Student:
             self.stats.errors.append(f"{type(err).__name__}: {err}")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def start_server(port: int) -> subprocess.Popen:
-    """``streamlit run app.py`` with the repository's production config, on loopback."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", HOST, "--server.port", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"http://{HOST}:{port}/_stcore/health", timeout=1).read() == b"ok":
-                return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("the streamlit server did not become healthy in 60 s")
-
-
-def _proc_cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
-def _proc_rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _children(pid: int) -> dict[int, str]:
-    """The processes whose parent is ``pid``: pid -> command line."""
-    found = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):  # a process that ended while we looked
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found[int(stat.parent.name)] = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-    return found
-
-
-@dataclass
-class Stack:
-    """deploy/serve.py running on loopback: HAProxy's URL and port, the launcher, its run directory."""
-
-    url: str
-    port: int
-    launcher: subprocess.Popen
-    run_dir: Path
-
-    @property
-    def stats_socket(self) -> Path:
-        return self.run_dir / STATS_SOCKET
-
-    def children(self) -> dict[int, str]:
-        """The Streamlit processes and HAProxy: pid -> command line."""
-        return _children(self.launcher.pid)
-
-
-def _free_port_block(count: int) -> int:
-    """The first of ``count`` consecutive loopback ports free now, below the ephemeral range."""
-    rng = random.Random()
-    for _ in range(100):
-        base = rng.randrange(20000, 30000 - count)
-        try:
-            with contextlib.ExitStack() as sockets:
-                for port in range(base, base + count):
-                    sockets.enter_context(socket.socket()).bind((HOST, port))
-        except OSError:
-            continue
-        return base
-    raise RuntimeError(f"no {count} consecutive free loopback ports")
-
-
-@contextlib.contextmanager
-def haproxy_stack(processes: int):
-    """deploy/serve.py with ``processes`` Streamlit processes behind HAProxy on free loopback ports:
-    yields the Stack once HAProxy has every process UP; stops it however the block ends (SIGTERM to
-    the launcher, then SIGKILL to whatever is left of its process group)."""
-    if find_haproxy() is None:
-        raise RuntimeError("haproxy is not installed; install it with `apt-get install haproxy`")
-    port = _free_port_block(processes + 1)
-    command = [sys.executable, str(ROOT / "deploy" / "serve.py"), "--processes", str(processes), "--port", str(port)]
-    with tempfile.TemporaryDirectory(prefix="explorer-bench-") as run_dir:
-        launcher = subprocess.Popen(
-            [*command, "--run-dir", run_dir], cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True
-        )
-        stack = Stack(f"http://{HOST}:{port}", port, launcher, Path(run_dir))
-        try:
-            deadline = time.monotonic() + STACK_START_TIMEOUT_S
-            while not _all_up(stack, processes):
-                if launcher.poll() is not None:
-                    raise RuntimeError(f"deploy/serve.py exited with code {launcher.returncode} while starting")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"deploy/serve.py not serving after {STACK_START_TIMEOUT_S:.0f} s")
-                time.sleep(0.2)
-            yield stack
-        finally:
-            if launcher.poll() is None:
-                launcher.send_signal(signal.SIGTERM)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    launcher.wait(timeout=30)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(launcher.pid, signal.SIGKILL)  # anything of its group still running
-            launcher.wait()
-
-
-def _all_up(stack: Stack, processes: int) -> bool:
-    try:
-        up = servers_up(stack.stats_socket)
-    except OSError:  # HAProxy not started yet
-        return False
-    return len(up) == processes and all(up.values())
-
-
 async def _warm_up(url: str, http_base: str | None, stats: Stats) -> None:
     """One throwaway session, as a teacher opening the link first: the server's start-up work
     (imports, catalog, caches) is then not counted as workshop growth."""
@@ -508,7 +388,7 @@ def run_workshop(
     ``warm=False`` lets every student hit a fresh server at once (the first-import race)."""
     procs = []
     if url is None:
-        ports = [_free_port() for _ in range(servers)]
+        ports = [free_port() for _ in range(servers)]
         procs = [start_server(port) for port in ports]
         pids = [p.pid for p in procs]
         targets = [(f"ws://{HOST}:{port}/_stcore/stream", None) for port in ports]
@@ -519,19 +399,19 @@ def run_workshop(
     measured = bool(pids)
     warm_stats = Stats()
     try:
-        rss_fresh = sum(_proc_rss_mib(pid) for pid in pids)
+        rss_fresh = sum(proc_rss_mib(pid) for pid in pids)
         if warm:
             for i in range(servers):
                 asyncio.run(_warm_up(*targets[i % len(targets)], warm_stats))
-        rss_before = sum(_proc_rss_mib(pid) for pid in pids)
-        cpu_before = sum(_proc_cpu_seconds(pid) for pid in pids)
+        rss_before = sum(proc_rss_mib(pid) for pid in pids)
+        cpu_before = sum(proc_cpu_seconds(pid) for pid in pids)
         start = time.monotonic()
         client_before = time.process_time()
         stats = asyncio.run(_workshop(targets, students, seconds, seed))
         wall = time.monotonic() - start
         client_cpu = time.process_time() - client_before
-        cpu = sum(_proc_cpu_seconds(pid) for pid in pids) - cpu_before
-        rss_after = sum(_proc_rss_mib(pid) for pid in pids)
+        cpu = sum(proc_cpu_seconds(pid) for pid in pids) - cpu_before
+        rss_after = sum(proc_rss_mib(pid) for pid in pids)
     finally:
         for proc in procs:
             proc.terminate()

@@ -125,15 +125,17 @@ def servers_up(stats_socket: Path) -> dict[str, bool]:
     return {r["svname"]: r["status"] == "UP" for r in rows if r["pxname"] == "streamlit" and r["type"] == "2"}
 
 
-def _all_up(stats_socket: Path) -> bool:
+def all_up(stats_socket: Path, count: int | None = None) -> bool:
+    """Whether HAProxy has every Streamlit process UP (and ``count`` of them, when given)."""
     try:
         up = servers_up(stats_socket)
     except OSError:  # the socket is not there or not listening yet
         return False
-    return bool(up) and all(up.values())
+    return bool(up) and all(up.values()) and (count is None or len(up) == count)
 
 
-def _healthy(port: int) -> bool:
+def healthy(port: int) -> bool:
+    """Whether the Streamlit process on loopback ``port`` answers its health endpoint."""
     try:
         with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/_stcore/health", timeout=1) as response:
             return response.read() == b"ok"
@@ -197,12 +199,12 @@ def serve(haproxy: str, processes: int, bind: str, port: int, backend_port: int,
         for p in ports:
             proc = subprocess.Popen(streamlit_command(p), cwd=ROOT, stdout=subprocess.DEVNULL)
             children.append(Child(f"streamlit on port {p}", proc))
-        _wait("the Streamlit processes", lambda: all(_healthy(p) for p in ports), children, stop)
+        _wait("the Streamlit processes", lambda: all(healthy(p) for p in ports), children, stop)
         config, stats_socket = run_dir / "haproxy.cfg", run_dir / STATS_SOCKET
         config.write_text(haproxy_config(bind, port, ports, stats_socket))
         haproxy_child = Child("haproxy", subprocess.Popen([haproxy, "-db", "-f", str(config)]))
         children.append(haproxy_child)
-        _wait("HAProxy", lambda: _all_up(stats_socket), children, stop)
+        _wait("HAProxy", lambda: all_up(stats_socket), children, stop)
         print(
             f"serve: http://{bind}:{port} -> {processes} Streamlit processes on {LOOPBACK}:{ports[0]}-{ports[-1]} "
             f"(HAProxy stats: {stats_socket}); Ctrl-C stops them all",

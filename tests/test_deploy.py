@@ -25,7 +25,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from workshop_load import Stats, Student, haproxy_stack, run_workshop
+from workshop_load import Stats, Student, run_workshop
+from workshop_servers import haproxy_stack
 
 from deploy.serve import COOKIE, find_haproxy, haproxy_stats, server_name
 
