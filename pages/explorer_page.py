@@ -10,6 +10,7 @@ import streamlit as st
 from core.estimate.advice import fit_suggestions
 from core.estimate.export import FILE_STEM, MIME_TYPES, RENDERERS, export_document
 from core.estimate.result import estimate
+from core.estimate.sweep import Sweep
 from core.estimate.tradeoff import tradeoff_scores
 from core.validation.sensitivity import sensitivity
 from core.validation.uncertainty import band
@@ -99,65 +100,83 @@ if not (result.fits and result.engine_starts):
 
 render_optimizations(dep, work)
 
-st.subheader(t("concurrency.heading"))
-left, right = st.columns(2)
-left.plotly_chart(charts.concurrency_bars(result), width="stretch", key="concurrency_bars")
-lengths, counts = concurrency_by_length(dep)
-right.plotly_chart(
-    charts.concurrency_curve(lengths, counts, work.request_len, kv.max_concurrency_at_request_len),
-    width="stretch",
-    key="concurrency_curve",
-)
-st.caption(
-    t(
-        "concurrency.caption",
-        per_token=fmt.count(kv.bytes_per_token),
-        budget=fmt.gib(mem.kv_budget),
-        tokens=fmt.count(kv.capacity_tokens),
-    )
-)
-if dep.model.is_hybrid:  # the linear layers' state: per request, whatever its length
-    st.caption(t("concurrency.state_caption", state=fmt.count(kv.state_bytes_per_request), block=kv.block_size))
 
-st.subheader(t("triangle.heading"))
-prompt_lens = sweep_lengths(work.input_len, dep.max_model_len - work.output_len)
-grid = batch_sweep(dep, prompt_lens, work.output_len)
-row = int(np.flatnonzero(grid.input_lens == work.input_len)[0])
-left, right = st.columns(2)
-left.plotly_chart(
-    speed_charts.throughput_tpot_figure(grid, row, work.batch, int(grid.max_concurrency[row])),
-    width="stretch",
-    key="throughput_tpot",
-)
-right.plotly_chart(speed_charts.ttft_figure(grid, work.batch, work.input_len), width="stretch", key="ttft")
+def speed_grid() -> tuple[Sweep, int]:
+    """The batch sweep across prompt lengths around this one, and the row of this prompt length."""
+    grid = batch_sweep(dep, sweep_lengths(work.input_len, dep.max_model_len - work.output_len), work.output_len)
+    return grid, int(np.flatnonzero(grid.input_lens == work.input_len)[0])
 
-scores = tradeoff_scores(result, grid, row)
-left, right = st.columns([1, 2])
-left.plotly_chart(charts.tradeoff_figure(vars(scores)), width="stretch", key="tradeoff")
-right.markdown(
-    t(
-        "tradeoff.explain",
-        memory=f"{scores.memory:.0%}",
-        latency=f"{scores.latency:.0%}",
-        throughput=f"{scores.throughput:.0%}",
-    )
-)
-right.page_link("pages/learn_page.py", label=t("explorer.how_computed"), icon=":material/school:")
 
-with st.expander(t("sens.heading")):
-    labels = {
-        "tpot": "TPOT",
-        "ttft": "TTFT",
-        "throughput": t("metric.throughput"),
-        "max_concurrency": t("metric.max_concurrency"),
-    }
-    chosen = st.selectbox(t("sens.metric"), list(labels), format_func=labels.get, key="sens_metric")
-    st.plotly_chart(
-        sim_charts.sensitivity_figure(sensitivity(dep, work, chosen), labels[chosen]),
-        width="stretch",
-        key="sensitivity",
-    )
-    st.caption(t("sens.explain"))
+# Below the memory chart, one view at a time: a tab's charts are computed and drawn only while it is
+# open, so a slider step redraws the memory chart and one view, not every chart on the page
+# (docs/benchmarks.md, "Browser latency", records what this bought).
+VIEWS = ("triangle", "concurrency", "tradeoff", "sensitivity")
+tabs = st.tabs([t(f"explorer.view_{view}") for view in VIEWS], key="explorer_view", on_change="rerun")
+view = dict(zip(VIEWS, tabs, strict=True))
+
+with view["triangle"]:
+    if view["triangle"].open:
+        grid, row = speed_grid()
+        left, right = st.columns(2)
+        left.plotly_chart(
+            speed_charts.throughput_tpot_figure(grid, row, work.batch, int(grid.max_concurrency[row])),
+            width="stretch",
+            key="throughput_tpot",
+        )
+        right.plotly_chart(speed_charts.ttft_figure(grid, work.batch, work.input_len), width="stretch", key="ttft")
+
+with view["concurrency"]:
+    if view["concurrency"].open:
+        left, right = st.columns(2)
+        left.plotly_chart(charts.concurrency_bars(result), width="stretch", key="concurrency_bars")
+        lengths, counts = concurrency_by_length(dep)
+        right.plotly_chart(
+            charts.concurrency_curve(lengths, counts, work.request_len, kv.max_concurrency_at_request_len),
+            width="stretch",
+            key="concurrency_curve",
+        )
+        st.caption(
+            t(
+                "concurrency.caption",
+                per_token=fmt.count(kv.bytes_per_token),
+                budget=fmt.gib(mem.kv_budget),
+                tokens=fmt.count(kv.capacity_tokens),
+            )
+        )
+        if dep.model.is_hybrid:  # the linear layers' state: per request, whatever its length
+            st.caption(t("concurrency.state_caption", state=fmt.count(kv.state_bytes_per_request), block=kv.block_size))
+
+with view["tradeoff"]:
+    if view["tradeoff"].open:
+        grid, row = speed_grid()
+        scores = tradeoff_scores(result, grid, row)
+        left, right = st.columns([1, 2])
+        left.plotly_chart(charts.tradeoff_figure(vars(scores)), width="stretch", key="tradeoff")
+        right.markdown(
+            t(
+                "tradeoff.explain",
+                memory=f"{scores.memory:.0%}",
+                latency=f"{scores.latency:.0%}",
+                throughput=f"{scores.throughput:.0%}",
+            )
+        )
+        right.page_link("pages/learn_page.py", label=t("explorer.how_computed"), icon=":material/school:")
+
+with view["sensitivity"]:
+    if view["sensitivity"].open:
+        labels = {
+            "tpot": "TPOT",
+            "ttft": "TTFT",
+            "throughput": t("metric.throughput"),
+            "max_concurrency": t("metric.max_concurrency"),
+        }
+        chosen = st.selectbox(t("sens.metric"), list(labels), format_func=labels.get, key="sens_metric")
+        st.plotly_chart(
+            sim_charts.sensitivity_figure(sensitivity(dep, work, chosen), labels[chosen]),
+            width="stretch",
+            key="sensitivity",
+        )
+        st.caption(t("sens.explain"))
 
 st.subheader(t("export.heading"))
 st.caption(t("export.caption"))

@@ -71,6 +71,12 @@ def open_app(**query) -> AppTest:
     return at
 
 
+def open_form(app: AppTest, form: str) -> None:
+    """Open the sidebar's "import" or "gpu" form: its expander builds the form only while open."""
+    app.session_state[f"sidebar_{form}_open"] = True
+    app.run()
+
+
 def submit_gpu_form(app: AppTest) -> None:
     button = next(b for b in app.get("form_submit_button") if b.proto.form_id == "sidebar_gpu_form")
     button.click().run()

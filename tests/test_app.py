@@ -20,6 +20,7 @@ from tests.app_helpers import (
     figures,
     metrics,
     open_app,
+    open_form,
     shown,
     submit_gpu_form,
     values,
@@ -59,9 +60,6 @@ def test_explorer_chart_traces_are_cores(app, deploy):
     memory = next(f for f in charts if f["layout"]["title"]["text"] == "Memory per GPU")
     weights = next(trace for trace in memory["data"] if trace["name"] == "Weights")
     assert weights["x"][0] == pytest.approx(expected.memory.weights / units.GiB)
-    bars = next(f for f in charts if f["layout"]["title"]["text"].startswith("Max concurrent requests"))
-    assert bars["data"][0]["y"][0] == expected.kv.max_concurrency_at_request_len
-    assert bars["data"][0]["y"][1] == pytest.approx(expected.kv.max_concurrency_at_max_model_len)
     triangle = next(f for f in charts if f["layout"]["title"]["text"].startswith("Throughput against TPOT"))
     current = next(trace for trace in triangle["data"] if trace["name"] == "current setting")
     assert current["x"][0] == pytest.approx(expected.latency.tpot_s / units.MS)
@@ -69,6 +67,15 @@ def test_explorer_chart_traces_are_cores(app, deploy):
     grid = sweep(dep, np.arange(1, 1025), [2048], 512)
     fits = next(trace for trace in triangle["data"] if trace["name"] == "fits in memory")
     assert len(values(fits["x"])) == int(grid.max_concurrency[0])  # the memory wall cuts the solid curve
+    titles = [f["layout"]["title"]["text"] for f in charts]
+    assert not any(title.startswith("Max concurrent requests") for title in titles)  # its tab is closed
+    app.session_state["explorer_view"] = "Concurrency ceiling"
+    app.run()
+    charts = figures(app)
+    bars = next(f for f in charts if f["layout"]["title"]["text"].startswith("Max concurrent requests"))
+    assert bars["data"][0]["y"][0] == expected.kv.max_concurrency_at_request_len
+    assert bars["data"][0]["y"][1] == pytest.approx(expected.kv.max_concurrency_at_max_model_len)
+    assert not any(f["layout"]["title"]["text"].startswith("Throughput against TPOT") for f in charts)
 
 
 def test_moving_the_batch_slider_changes_the_numbers(app, deploy):
@@ -202,6 +209,7 @@ def test_catalog_lists_everything_and_imports_a_config(app, catalog):
 )
 def test_bad_config_json_is_a_message_and_state_survives(app, text, message):
     app.slider(key="batch").set_value(3).run()
+    open_form(app, "import")
     app.text_area(key="sidebar_paste").input(text)
     app.button(key="sidebar_add_model").click().run()
     assert not app.exception
@@ -221,6 +229,7 @@ def test_imported_model_is_selected_at_once(app):
         "vocab_size": 151936,
         "max_position_embeddings": 40960,
     }
+    open_form(app, "import")
     app.text_area(key="sidebar_paste").input(json.dumps(config))
     app.text_input(key="sidebar_model_name").input("my qwen")
     app.button(key="sidebar_add_model").click().run()
@@ -238,6 +247,7 @@ def test_imported_model_is_selected_at_once(app):
     ],
 )
 def test_impossible_custom_gpu_is_a_message(app, field, value, message):
+    open_form(app, "gpu")
     app.number_input(key=f"sidebar_gpu_{field}").set_value(value)
     submit_gpu_form(app)
     assert not app.exception
@@ -246,6 +256,7 @@ def test_impossible_custom_gpu_is_a_message(app, field, value, message):
 
 
 def test_custom_gpu_is_added_and_selected(app):
+    open_form(app, "gpu")
     app.text_input(key="sidebar_gpu_name").input("Lab card")
     app.number_input(key="sidebar_gpu_memory").set_value(40.0)
     submit_gpu_form(app)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.app_helpers import DATA, metrics, open_app, shown, submit_gpu_form
+from tests.app_helpers import DATA, metrics, open_app, open_form, shown, submit_gpu_form
 
 
 @pytest.fixture
@@ -50,6 +50,7 @@ NINE_LAYERS = {
 )
 def test_hostile_config_pastes_are_messages_and_render_nothing(app, text, message):
     app.slider(key="batch").set_value(5).run()
+    open_form(app, "import")
     app.text_area(key="sidebar_paste").input(text)
     app.button(key="sidebar_add_model").click().run()
     assert not app.exception
@@ -62,6 +63,7 @@ def test_hostile_config_pastes_are_messages_and_render_nothing(app, text, messag
 
 @pytest.mark.parametrize("path", ["/etc/passwd", str(DATA / "tiny_llama_config.json"), "../pyproject.toml"])
 def test_a_pasted_path_never_opens_a_server_file(app, path):
+    open_form(app, "import")
     app.text_area(key="sidebar_paste").input(path)
     app.button(key="sidebar_add_model").click().run()
     assert not app.exception
@@ -70,6 +72,7 @@ def test_a_pasted_path_never_opens_a_server_file(app, path):
 
 
 def test_a_model_name_with_html_or_markdown_is_cleaned(app):
+    open_form(app, "import")
     app.text_area(key="sidebar_paste").input(json.dumps(NINE_LAYERS))
     app.text_input(key="sidebar_model_name").input("<img src=x onerror=alert(1)> [x](http://e) **b**")
     app.button(key="sidebar_add_model").click().run()
@@ -80,6 +83,7 @@ def test_a_model_name_with_html_or_markdown_is_cleaned(app):
 
 
 def test_a_gpu_name_with_html_is_cleaned_and_impossible_links_are_messages(app):
+    open_form(app, "gpu")
     app.text_input(key="sidebar_gpu_name").input("<b>lab</b> `card`")
     app.number_input(key="sidebar_gpu_link").set_value(0.0)
     submit_gpu_form(app)

@@ -52,6 +52,8 @@ def test_catalog_lists_layer_kinds_and_state():
 
 def test_explorer_says_the_state_beside_the_kv():
     at = open_app(model="Qwen3-Next-80B-A3B", gpu="NVIDIA H200 SXM 141GB", tp="2", max_model_len="32768")
+    at.session_state["explorer_view"] = "Concurrency ceiling"  # the captions sit under its charts
+    at.run()
     assert not at.exception
     captions = " ".join(c.value for c in at.caption)
     assert "19,759,104 B of state per request" in captions and "544-token blocks" in captions

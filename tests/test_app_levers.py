@@ -178,6 +178,13 @@ def test_every_figure_passes_plotlys_validation(page):
         at.button(key="lt_run_sweep").click().run()
     assert not at.exception
     drawn = figures(at)
+    if page.endswith("explorer_page.py"):  # one view open at a time: visit each
+        for view in ("Concurrency ceiling", "Three-way tradeoff", "Sensitivity"):
+            at.session_state["explorer_view"] = view
+            at.run()
+            assert not at.exception
+            drawn += figures(at)[1:]  # the memory chart is first on every view
+        assert len(drawn) == 7
     assert drawn
     for spec in drawn:
         go.Figure(spec)  # raises ValueError on any property plotly.js would not understand

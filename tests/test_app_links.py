@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import secrets
 
-from tests.app_helpers import DATA, metrics, open_app
+from tests.app_helpers import DATA, metrics, open_app, open_form
 
 TINY = (DATA / "tiny_llama_config.json").read_text()
 
@@ -66,6 +66,7 @@ def test_an_unknown_model_in_a_link_says_how_to_get_it_back():
 
 
 def _import(at, text: str, name: str):
+    open_form(at, "import")
     at.text_area(key="sidebar_paste").input(text)
     at.text_input(key="sidebar_model_name").input(name)
     at.button(key="sidebar_add_model").click().run()

@@ -20,7 +20,7 @@ from core.estimate.provenance import generated_at, tool_version
 from core.estimate.result import estimate
 from core.spec.catalog import load_catalog
 from core.spec.scenario_codec import decode, encode, from_token, to_token
-from tests.app_helpers import DEFAULT_WORK, open_app, shown, submit_gpu_form
+from tests.app_helpers import DEFAULT_WORK, open_app, open_form, shown, submit_gpu_form
 
 COMPARE = "pages/compare_page.py"
 PAGE_URL = "http://localhost:8501/compare"
@@ -129,6 +129,7 @@ def test_scenarios_that_cannot_be_restored_are_named_and_the_rest_load():
 
 def test_a_scenario_on_a_custom_gpu_is_saved_but_not_in_the_link():
     at = compare_page()
+    open_form(at, "gpu")
     at.text_input(key="sidebar_gpu_name").input("Lab card")
     at.number_input(key="sidebar_gpu_memory").set_value(40.0)
     submit_gpu_form(at)

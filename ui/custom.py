@@ -50,8 +50,10 @@ def _model_inputs(prefix: str) -> tuple:
 def import_model_form(prefix: str) -> None:
     """Upload or paste a config.json; on success the model joins and is selected in the model list."""
     st.file_uploader(t("custom.upload"), type=["json"], key=f"{prefix}_upload")
-    st.text_area(t("custom.paste"), key=f"{prefix}_paste", height=120, max_chars=MAX_CONFIG_BYTES)
-    st.text_input(t("custom.model_name"), key=f"{prefix}_model_name", max_chars=60)
+    st.text_area(
+        t("custom.paste"), key=f"{prefix}_paste", height=120, max_chars=MAX_CONFIG_BYTES, persist_state="session"
+    )
+    st.text_input(t("custom.model_name"), key=f"{prefix}_model_name", max_chars=60, persist_state="session")
     st.button(t("custom.add_model"), key=f"{prefix}_add_model", on_click=_import_model, args=(prefix,))
     _show_result(f"{prefix}_model_result", _model_inputs(prefix))
 
@@ -115,9 +117,18 @@ GPU_FIELDS = {  # key suffix: (label key, default)
 def custom_gpu_form(prefix: str) -> None:
     """A GPU from its datasheet figures; on success it joins and is selected in the GPU list."""
     with st.form(f"{prefix}_gpu_form"):
-        st.text_input(t("custom.gpu_name"), value="My GPU", max_chars=60, key=f"{prefix}_gpu_name")
+        st.text_input(
+            t("custom.gpu_name"), value="My GPU", max_chars=60, key=f"{prefix}_gpu_name", persist_state="session"
+        )
         for suffix, (label, default) in GPU_FIELDS.items():
-            st.number_input(t(label), min_value=0.0, max_value=1e6, value=default, key=f"{prefix}_gpu_{suffix}")
+            st.number_input(
+                t(label),
+                min_value=0.0,
+                max_value=1e6,
+                value=default,
+                key=f"{prefix}_gpu_{suffix}",
+                persist_state="session",
+            )
         st.form_submit_button(t("custom.add_gpu"), on_click=_add_gpu, args=(prefix,))
     _show_result(f"{prefix}_gpu_result")
 

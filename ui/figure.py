@@ -1,18 +1,28 @@
-"""Plotly figures built as plain data, then wrapped without plotly's per-property validation.
+"""Plotly figures built as plain data, handed to ``st.plotly_chart`` without plotly's object model.
 
 Building a ``plotly.graph_objects.Figure`` call by call (``add_scatter``, ``update_layout`` with
 magic underscores, ``add_vline``) validates every property as it goes; on the Explorer that was
 most of a rerun's server time (about 5 ms per figure, 30-40 ms a rerun). This builder collects the
-same calls as dicts, expands magic underscores (``xaxis_title`` -> ``xaxis.title.text``) and wraps
-the result once with validation off (under 0.5 ms). ``tests/test_app.py`` validates every figure
-each page draws with plotly's validators, so a wrong property still fails a test.
+same calls as dicts and expands magic underscores (``xaxis_title`` -> ``xaxis.title.text``).
+
+``st.plotly_chart`` asks a figure only for ``to_dict()``. A real ``go.Figure``, even built with
+validation off, still sets every property through plotly's object model, deep-copies the whole
+figure and its template and walks it for numpy arrays: about 4 ms a figure, a fifth of an Explorer
+rerun (bench/browser_step.py and docs/benchmarks.md, "Browser latency"). ``Built`` answers
+``to_dict()`` from the recorded data: numpy arrays packed as plotly.js typed arrays (as plotly's
+own ``to_dict`` does) and the default template's dict made once per template. The tests validate
+every figure each page draws with plotly's validators (``tests/test_app_levers.py``), so a wrong
+property still fails a test.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import plotly.graph_objects as go
+import plotly.io as pio
+from _plotly_utils.utils import convert_to_base64
 
 
 def _expand(props: dict[str, Any]) -> dict[str, Any]:
@@ -73,4 +83,28 @@ class Figure:
             self.layout.setdefault("annotations", []).append(annotation)
 
     def build(self) -> go.Figure:
-        return go.Figure({"data": self.data, "layout": self.layout}, _validate=False)
+        data = [dict(trace) for trace in self.data]
+        convert_to_base64(data)  # numpy arrays -> {"dtype", "bdata"}, in place
+        return Built({"data": data, "layout": {**self.layout, "template": _template(pio.templates.default)}})
+
+
+@functools.cache
+def _template(name: str) -> dict[str, Any]:
+    """A plotly template as a dict (Streamlit's own when it is the default), made once: read only."""
+    return pio.templates[name].to_plotly_json()
+
+
+class Built(go.Figure):
+    """A built figure: a ``go.Figure`` for ``st.plotly_chart`` and plotly's validators, whose
+    ``to_dict()`` is the recorded data. Only ``to_dict`` and ``to_plotly_json`` are supported."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:  # plotly's __init__ is what this avoids
+        object.__setattr__(self, "_spec", spec)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"data": self._spec["data"], "layout": dict(self._spec["layout"])}
+
+    to_plotly_json = to_dict
+
+    def __repr__(self) -> str:
+        return f"Built({len(self._spec['data'])} traces)"

@@ -78,8 +78,11 @@ def render_sidebar(catalog: Catalog) -> None:
         )
         model = searched_model(models, model_id)
         link_imported_model(model_id)
-        with st.expander(t("custom.import_title")):
-            import_model_form("sidebar")
+        # the two forms are built only while open (Streamlit's lazy expanders): a closed form costs
+        # nothing per rerun, its typed values kept by persist_state (docs/benchmarks.md)
+        with st.expander(t("custom.import_title"), key="sidebar_import_open", on_change="rerun") as box:
+            if box.open:
+                import_model_form("sidebar")
         gpu_id = st.selectbox(
             t("sidebar.gpu"),
             list(gpus),
@@ -89,8 +92,9 @@ def render_sidebar(catalog: Catalog) -> None:
             bind="query-params",
             on_change=reset_for_gpu,
         )
-        with st.expander(t("custom.gpu_title")):
-            custom_gpu_form("sidebar")
+        with st.expander(t("custom.gpu_title"), key="sidebar_gpu_open", on_change="rerun") as box:
+            if box.open:
+                custom_gpu_form("sidebar")
         tp = st.selectbox(
             t("sidebar.tp"),
             GPU_COUNTS,

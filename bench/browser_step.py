@@ -1,0 +1,166 @@
+"""One slider step in a real browser, to the updated page: where the time goes.
+
+    .venv/bin/python bench/browser_step.py [--steps 15] [--page explorer]
+
+Starts ``streamlit run`` on loopback, opens the page in Chromium (Playwright, 1400x1000) and moves
+the batch slider one step with the keyboard, ``--steps`` times. For each step it records, in the
+page's own clock (``performance.now()``), from the key press:
+
+- **metric**: the Throughput metric shows its new value (what a reader sees first);
+- **script**: the server's rerun has finished (the app's ``data-test-script-state`` back to
+  ``notRunning``);
+- **settled**: the last DOM change or long main-thread task caused by the step (every chart
+  redrawn), found by a MutationObserver and a long-task observer after a quiet second.
+
+It also sums the main-thread long tasks per step (JavaScript and layout over 50 ms) and counts the
+bytes the websocket received. Prints medians; docs/benchmarks.md records a run. Timing is never
+asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from workshop_servers import HOST, free_port, start_server  # noqa: E402
+
+# Wraps the page's WebSocket before the app loads: each message's arrival time and size, in the page's
+# clock, so the server's share of a step is told apart from the browser's.
+WIRE = """
+(() => {
+  window.__frames = [];
+  const Native = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Native(...args);
+    ws.addEventListener('message', e => window.__frames.push(
+      [e.timeStamp, e.data.byteLength !== undefined ? e.data.byteLength : e.data.size || e.data.length]));
+    return ws;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+})();
+"""
+
+OBSERVE = """
+() => {
+  window.__marks = {mutations: [], tasks: []};
+  new MutationObserver(() => window.__marks.mutations.push(performance.now()))
+    .observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
+  new PerformanceObserver(list => {
+    for (const e of list.getEntries()) window.__marks.tasks.push([e.startTime, e.duration]);
+  }).observe({type: 'longtask', buffered: false});
+}
+"""
+
+STATE = "[data-testid='stApp']"
+
+
+def _settle(page, quiet_s: float = 1.0) -> None:
+    """Wait until the script is idle and nothing has changed in the DOM for ``quiet_s``."""
+    page.wait_for_selector(f"{STATE}[data-test-script-state='notRunning']", timeout=60_000)
+    while True:
+        last = page.evaluate("() => Math.max(0, ...window.__marks.mutations.slice(-1))")
+        now = page.evaluate("() => performance.now()")
+        if now - last >= quiet_s * 1e3:
+            return
+        time.sleep(0.1)
+
+
+STEP = """
+() => {
+  window.__t0 = performance.now(); window.__frames = []; window.__metric = null; window.__done = null;
+  const app = document.querySelector("[data-testid='stApp']");
+  const value = [...document.querySelectorAll("[data-testid='stMetric']")]
+    .find(m => m.innerText.includes('Throughput')).querySelector("[data-testid='stMetricValue']");
+  const before = value.innerText;
+  new MutationObserver((_, obs) => {
+    if (value.innerText !== before) { window.__metric = performance.now(); obs.disconnect(); }
+  }).observe(value, {subtree: true, childList: true, characterData: true});
+  let seenRun = false;
+  new MutationObserver((_, obs) => {
+    const s = app.getAttribute('data-test-script-state');
+    if (s === 'running') seenRun = true;
+    if (seenRun && s === 'notRunning') { window.__done = performance.now(); obs.disconnect(); }
+  }).observe(app, {attributes: true});
+}
+"""
+
+KEYS = ("server", "metric", "script", "settled", "long_tasks", "ws_kib")
+
+
+def measure(url: str, steps: int, chromium: str, view: str | None = None) -> dict[str, list[float]]:
+    """``steps`` keyboard steps of the batch slider; each key of KEYS in ms (ws_kib in KiB) per step."""
+    from playwright.sync_api import sync_playwright
+
+    out: dict[str, list[float]] = {key: [] for key in KEYS}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(url) else r.abort())
+        context.add_init_script(WIRE)
+        page = context.new_page()
+        page.goto(url)
+        page.get_by_test_id("stMetric").filter(has_text="Throughput").wait_for(timeout=60_000)
+        if view is not None:
+            page.get_by_role("tab", name=view).click()
+        page.evaluate(OBSERVE)
+        slider = page.get_by_role("slider", name="Concurrent requests (batch)")
+        for _ in range(steps):
+            _settle(page, 0.5)
+            page.evaluate("() => { window.__marks.mutations = []; window.__marks.tasks = []; }")
+            slider.focus()
+            page.evaluate(STEP)
+            slider.press("ArrowRight")
+            page.wait_for_function("() => window.__done !== null && window.__metric !== null", timeout=60_000)
+            _settle(page)
+            t0, metric, done, frames, recorded = page.evaluate(
+                "() => [window.__t0, window.__metric, window.__done, window.__frames, window.__marks]"
+            )
+            last_task = max((s + d for s, d in recorded["tasks"] if s >= t0), default=t0)
+            last_mutation = max((m for m in recorded["mutations"] if m >= t0), default=t0)
+            out["server"].append(max(at for at, _ in frames) - t0)
+            out["metric"].append(metric - t0)
+            out["script"].append(done - t0)
+            out["settled"].append(max(last_task, last_mutation) - t0)
+            out["long_tasks"].append(sum(d for s, d in recorded["tasks"] if s >= t0))
+            out["ws_kib"].append(sum(size for _, size in frames) / 1024)
+        browser.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--url", help="measure a server already running at this URL")
+    parser.add_argument("--view", help="open this Explorer tab first (its English label)")
+    args = parser.parse_args()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        sys.exit("browser_step: Chromium not found (Debian: apt-get install chromium)")
+    server = None
+    url = args.url
+    if url is None:
+        port = free_port()
+        server = start_server(port)
+        url = f"http://{HOST}:{port}"
+    try:
+        out = measure(url, args.steps, chromium, args.view)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=20)
+    print(f"{args.steps} steps of the Explorer's batch slider, medians (min-max):")
+    for key in KEYS:
+        values, unit = out[key], "KiB" if key == "ws_kib" else "ms"
+        print(f"  {key:<10} {statistics.median(values):7.0f} {unit} ({min(values):.0f}-{max(values):.0f})")
+
+
+if __name__ == "__main__":
+    main()
