@@ -180,7 +180,20 @@ def test_load_sweep_finds_the_knee_between_light_and_heavy_load(h100):
     sweep = load_sweep(h100, rates, 600, PROMPT, ANSWER, ttft_slo_s=1.0, tpot_slo_s=0.05)
     assert sweep.knee_rate is not None and rates[0] <= sweep.knee_rate < rates[-1]
     assert sweep.points[-1].ttft_p99_s > 5 * sweep.points[0].ttft_p99_s  # the avalanche
-    assert naive < static  # one request's streaming speed badly underestimates a batching server
+    assert naive > static  # every slot at single-request speed: the chapters' pitfall over-promises
+
+
+@pytest.mark.parametrize("gpu", ["a10", "h100-sxm"])
+def test_the_naive_single_request_rate_over_promises_past_the_knee(deploy, gpu):
+    # the chapters' pitfall: ceiling at the mean length x one request's speed, with long-tail
+    # (log-normal) lengths, TPOT growing with the batch and queueing left out
+    dep = deploy(gpu=gpu, max_model_len=4096)
+    static, naive = predicted_rates(dep, LOGNORMAL[0].mean, LOGNORMAL[1].mean)
+    rates = np.geomspace(0.2 * static, naive, 6)
+    sweep = load_sweep(dep, rates, 300, *LOGNORMAL)
+    assert sweep.naive_rate == pytest.approx(naive)
+    assert sweep.knee_rate is not None and sweep.knee_rate < naive
+    assert not sweep.points[-1].keeps_up  # offered the naive rate, the queue grows
 
 
 def test_simulate_cli_json(cli):

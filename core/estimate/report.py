@@ -3,17 +3,20 @@ catalog's models and GPUs as plain data (``list --json``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from core.estimate.result import Estimate
 from core.levers.registry import memory_part_labels
-from core.memory.kv import kv_bytes_per_token
+from core.memory.capacity import KvCapacity, kv_capacity
+from core.memory.kv import kv_bytes_per_token, kv_heads_per_gpu, mha_equivalent
 from core.memory.state import state_bytes_per_request
 from core.spec import units
+from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.spec.gpu import GpuSpec
 from core.spec.mixers import LayerKind
-from core.spec.model import ModelSpec
+from core.spec.model import AttentionKind, ModelSpec
 from core.spec.params import parameter_counts
 from core.spec.precision import KV_PRECISIONS
 from core.spec.support import attention_backend
@@ -27,9 +30,20 @@ def _ms(value: float) -> float:
     return round(value / units.MS, 3)
 
 
+def mha_capacity(e: Estimate) -> tuple[KvCapacity, float]:
+    """The KV figures of the same deployment with plain MHA (:func:`~core.memory.kv.mha_equivalent`)
+    in the same KV budget, and how many times less KV per token the model's own attention stores."""
+    d = e.deployment
+    mha = dataclasses.replace(d, model=mha_equivalent(d.model))
+    capacity = kv_capacity(mha, e.memory.kv_space, e.workload.request_len, e.workload.input_len)
+    saving = kv_bytes_per_token(mha.model, d.kv, d.parallel) / kv_bytes_per_token(d.model, d.kv, d.parallel)
+    return capacity, saving
+
+
 def estimate_to_dict(e: Estimate) -> dict[str, Any]:
     """The public JSON shape of ``python -m core estimate --json`` (see README)."""
     d, m, kv = e.deployment, e.memory, e.kv
+    mha, saving = mha_capacity(e)
     return {
         "model": d.model.id,
         "gpu": d.gpu.id,
@@ -85,6 +99,13 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "max_concurrency_at_max_model_len": round(kv.max_concurrency_at_max_model_len, 3),
             "max_concurrency_at_request_len": kv.max_concurrency_at_request_len,
             "max_concurrency_contiguous": kv.max_concurrency_contiguous,
+            # the same deployment with one K and one V head per query head, in the same KV budget
+            "mha_equivalent": {
+                "bytes_per_token": round(mha.bytes_per_token),
+                "bytes_per_request": round(mha.bytes_per_request),
+                "max_concurrency_at_request_len": mha.max_concurrency_at_request_len,
+                "kv_saving": round(saving, 3),
+            },
         },
         "running_batch": e.running_batch,
         "latency": {
@@ -154,6 +175,7 @@ def format_estimate(e: Estimate) -> str:
         f"  max concurrency at request length   {kv['max_concurrency_at_request_len']}",
         f"  engine's figure at max_model_len    {kv['max_concurrency_at_max_model_len']:.2f}x",
         f"  contiguous reservation              {kv['max_concurrency_contiguous']}",
+        *_mha_lines(d.model, d.parallel.tp, kv["mha_equivalent"], kv["bytes_per_token"] > _own_kv(d)),
         "",
         f"latency and throughput, {e.workload.batch} requests arriving together ({e.running_batch} run at once)",
         f"  TTFT  {lat['ttft_ms']:10.1f} ms   (prefill {data['bound']['prefill']}-bound)",
@@ -164,6 +186,34 @@ def format_estimate(e: Estimate) -> str:
     ]
     lines += [f"warning: {w.text()}" for w in e.warnings]
     return "\n".join(lines)
+
+
+def _own_kv(d: Deployment) -> int:
+    """The target model's KV of one token on one GPU, without what levers hold beside it [bytes]."""
+    return round(kv_bytes_per_token(d.model, d.kv, d.parallel))
+
+
+def _mha_lines(model: ModelSpec, tp: int, mha: dict[str, Any], lever_kv: bool) -> list[str]:
+    """The chapters' comparison: this model's KV against the same model with plain MHA (per GPU)."""
+    kind, heads = model.attention_kind, model.num_heads
+    if kind is AttentionKind.MHA:
+        return [f"  already MHA: {heads} KV heads, one per query head (GQA, MQA or MLA would store less)"]
+    if model.mla is not None:
+        meaning = f"{heads} heads x ({model.q_head_dim} K + {model.v_head_dim} V) values per layer, no latent"
+        indexer = " and the indexer's key" if model.indexer else ""
+        latent = f"one {model.mla.kv_lora_rank + model.mla.qk_rope_head_dim}-value latent{indexer} per layer"
+        own = f"{latent} instead of {heads} K and V heads"
+        own += f" (tp={tp}: each GPU keeps the whole latent but only {heads // tp} MHA heads)" if tp > 1 else ""
+    else:
+        meaning, own = f"{heads} KV heads, one per query head", f"{model.num_kv_heads} of {heads} KV heads"
+        own += f" (tp={tp}: {kv_heads_per_gpu(model, tp)} of {heads // tp} per GPU)" if tp > 1 else ""
+    meaning += ", attention layers only" if model.is_hybrid else ""
+    meaning += ", speculative proposer's KV included" if lever_kv else ""
+    return [
+        f"  MHA equivalent         {mha['bytes_per_token'] / units.KiB:10.1f} KiB per token ({meaning})",
+        f"  MHA concurrency at request length   {mha['max_concurrency_at_request_len']} (same KV budget)",
+        f"  {kind} stores {mha['kv_saving']:.1f}x less KV than MHA would: {own}",
+    ]
 
 
 def _closed_loop_lines(loop: dict[str, Any]) -> list[str]:

@@ -6,13 +6,15 @@
 Full-attention layers cache every token, sliding-window (and chunked) layers at most the window;
 only attention layers have a KV cache: a hybrid's Gated DeltaNet and Mamba2 layers keep a constant
 state per request instead (:mod:`core.memory.state`). Functions that take a token count accept
-numpy arrays, so sweeps use the same formulas as single estimates.
+numpy arrays, so sweeps use the same formulas as single estimates. :func:`mha_equivalent` gives
+the plain multi-head model that GQA, MQA and MLA are compared against.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -84,16 +86,27 @@ def state_layers_per_gpu(model: ModelSpec, pp: int) -> int:
     return model.num_state_layers if pp == 1 else _kv_stage(model, pp)[2]
 
 
-def mha_equivalent_kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> float:
-    """KV of one token if every query head kept its own K and V (plain MHA) [bytes].
+def mha_equivalent(model: ModelSpec) -> ModelSpec:
+    """The same model with plain multi-head attention: one K and one V head per query head.
 
-    attention layers per GPU x heads per GPU x (key dim + value dim) x bytes: what GQA, MQA and MLA save
-    against; for standard attention 2 x heads x head_dim per layer.
+    What GQA, MQA and MLA save against (the chapters' comparison). Only the attention layers' KV
+    changes: standard attention keeps head_dim and sets KV heads = attention heads; MLA drops the
+    latent (and DeepSeek sparse attention's indexer) for K heads of the qk width (nope + rope) and V
+    heads of the v width, held as head_dim = (qk + v) / 2 so that 2 x head_dim = one K plus one V
+    (even in every published MLA config: 192 + 128 for DeepSeek-V2/V3 and Kimi K2). Layers,
+    sliding windows, linear-attention and Mamba layers and everything else stay as they are. An MHA
+    model is returned unchanged.
     """
-    heads = model.num_heads // par.tp
-    return (
-        attention_layers_per_gpu(model, par.pp) * heads * (model.q_head_dim + model.v_head_dim) * kv.bytes_per_element
-    )
+    if model.mla is None:
+        return model if model.num_kv_heads == model.num_heads else replace(model, num_kv_heads=model.num_heads)
+    widths = model.q_head_dim + model.v_head_dim
+    return replace(model, mla=None, indexer=None, num_kv_heads=model.num_heads, head_dim=-(-widths // 2))
+
+
+def mha_equivalent_kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> float:
+    """KV of one token on one GPU if every query head kept its own K and V (:func:`mha_equivalent`) [bytes]:
+    attention layers per GPU x heads per GPU x (key dim + value dim) x bytes."""
+    return kv_bytes_per_token(mha_equivalent(model), kv, par)
 
 
 def kv_bytes_per_token(model: ModelSpec, kv: Precision, par: Parallelism) -> float:

@@ -6,8 +6,16 @@
 - max rate under SLOs: the highest rate whose P99 TTFT and P99 TPOT meet their limits.
 - static prediction: requests/s at the memory-set concurrency ceiling from the planner's steady
   state (core.timing.steady_state.steady_state), what formulas alone predict.
-- naive prediction (the chapters' pitfall): 1 / (single-request TPOT x answer length), capacity
-  read off one request's streaming speed.
+- naive prediction (the chapters' capacity pitfall, which over-promises):
+
+      naive rate = ceiling at the mean length / (single-request TPOT x mean answer length)
+
+  The planner measures one request ("TBT 20 ms, so 50 tokens/s") and multiplies it out as if every
+  slot of the concurrency ceiling streamed at that speed. Three things it leaves out each make the
+  real knee lower: TPOT grows with the batch (every step reads every running request's KV, and
+  prefills of arriving prompts share the steps), long-tail lengths hold several times the mean's KV
+  so fewer requests fit than the ceiling at the mean length says, and queueing past the ceiling
+  makes TTFT avalanche. So the naive rate sits above the static prediction and above the knee.
 """
 
 from __future__ import annotations
@@ -71,11 +79,15 @@ def keeps_up(result: SimResult) -> bool:
 
 
 def predicted_rates(dep: Deployment, prompt_len: int, answer_len: int) -> tuple[float, float]:
-    """(static rate at the concurrency ceiling, naive rate from single-request TPOT) [requests/s]."""
+    """(static rate at the concurrency ceiling, naive rate: that ceiling x single-request speed) [requests/s].
+
+    Both use the ceiling at these (mean) lengths, capped by max_num_seqs; the static rate runs it at
+    the batch's own step time with prefills, the naive one at one request's TPOT (see module docstring).
+    """
     base = estimate(dep, Workload(input_len=prompt_len, output_len=answer_len))
     ceiling = max(min(base.kv.max_concurrency_at_request_len, base.max_running), 1)
     static = steady_state(dep, float(ceiling), prompt_len, answer_len).request_rate
-    naive = 1 / (base.latency.tpot_s * answer_len)
+    naive = ceiling / (base.latency.tpot_s * answer_len)
     return float(static), float(naive)
 
 
