@@ -61,3 +61,26 @@ def notice(code: str, **params: Any) -> Notice:
 def gib_text(value: float) -> str:
     """Bytes as notices quote them [bytes -> "1.25 GiB"]."""
     return f"{value / units.GiB:.2f} GiB"
+
+
+# Numbers as every page, export and answer shows them (ui/fmt.py and core/teaching/text.py use these):
+
+
+def duration(seconds: float) -> str:
+    """ms below 10 s, seconds above."""
+    if seconds < 10:
+        return f"{seconds / units.MS:,.1f} ms" if seconds < 0.1 else f"{seconds / units.MS:,.0f} ms"
+    return f"{seconds:,.1f} s"
+
+
+def gib(value: float, digits: int = 2) -> str:
+    """Bytes as GiB."""
+    return f"{value / units.GiB:,.{digits}f} GiB"
+
+
+def rate(tokens_per_s: float) -> str:
+    return f"{tokens_per_s:,.0f} tok/s"
+
+
+def count(value: float) -> str:
+    return f"{value:,.0f}"

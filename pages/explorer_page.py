@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from core.estimate.advice import fit_suggestions
+from core.estimate.explain import explain
 from core.estimate.export import FILE_STEM, MIME_TYPES, RENDERERS, export_document
 from core.estimate.result import estimate
 from core.estimate.sweep import Sweep
@@ -16,6 +17,7 @@ from core.validation.sensitivity import sensitivity
 from core.validation.uncertainty import band
 from ui import charts, fmt, sim_charts, speed_charts
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
+from ui.explain import explain_memory_popover, explain_popover
 from ui.i18n import lang, notice_text, t
 from ui.levers_panel import render_optimizations
 from ui.share import view_link
@@ -30,17 +32,23 @@ result = estimate(dep, work)
 mem, kv, lat, tput = result.memory, result.kv, result.latency, result.throughput
 st.caption(t("explorer.engine", release=dep.engine.release.name))
 
-cols = st.columns(6)
-cols[0].metric(t("metric.fits"), t("metric.yes") if result.fits else t("metric.no"), help=t("metric.fits_help"))
-cols[1].metric(
-    t("metric.max_concurrency"),
-    fmt.count(kv.max_concurrency_at_request_len),
-    help=t("metric.max_concurrency_help", tokens=work.request_len),
+explained = explain(result)
+headlines = (  # label, the number as shown, its tooltip, its explanation (one click away)
+    (t("metric.fits"), t("metric.yes") if result.fits else t("metric.no"), t("metric.fits_help"), "fits"),
+    (
+        t("metric.max_concurrency"),
+        fmt.count(kv.max_concurrency_at_request_len),
+        t("metric.max_concurrency_help", tokens=work.request_len),
+        "max_concurrency",
+    ),
+    ("TTFT", fmt.duration(lat.ttft_s), t("metric.ttft_help", batch=work.batch), "ttft"),
+    ("TPOT", fmt.duration(lat.tpot_s), t("metric.tpot_help"), "tpot"),
+    (t("metric.throughput"), fmt.rate(tput.output_tokens_per_s), t("metric.throughput_help"), "throughput"),
+    (t("metric.decode_bound"), t(f"bound.{result.bound_decode}"), t("metric.bound_help"), "bound"),
 )
-cols[2].metric("TTFT", fmt.duration(lat.ttft_s), help=t("metric.ttft_help", batch=work.batch))
-cols[3].metric("TPOT", fmt.duration(lat.tpot_s), help=t("metric.tpot_help"))
-cols[4].metric(t("metric.throughput"), fmt.rate(tput.output_tokens_per_s), help=t("metric.throughput_help"))
-cols[5].metric(t("metric.decode_bound"), t(f"bound.{result.bound_decode}"), help=t("metric.bound_help"))
+for col, (label, shown, help_text, key) in zip(st.columns(len(headlines)), headlines, strict=True):
+    col.metric(label, shown, help=help_text)
+    explain_popover(explained[key], shown, col)
 
 ranges = {
     metric: band(value, metric, dep.gpu.memory_type)
@@ -77,6 +85,7 @@ for item in result.warnings:
     st.warning(notice_text(item))
 
 st.plotly_chart(charts.memory_figure(result), width="stretch", key="memory_chart")
+explain_memory_popover(explained)
 if mem.host_weights or mem.host_kv:
     st.caption(t("memory.host", weights=fmt.gib(mem.host_weights), kv=fmt.gib(mem.host_kv)))
 suggestions = [] if result.fits and result.engine_starts else fit_suggestions(dep, work, result)

@@ -6,16 +6,17 @@ import dataclasses
 
 import streamlit as st
 
+from core.estimate.explain import explain
 from core.estimate.result import estimate
-from core.memory.accounting import SGLANG_CONTEXT_BYTES
-from core.memory.kv import attention_layers_per_gpu, kv_heads_per_gpu, mha_equivalent_kv_bytes_per_token
-from core.spec import units
+from core.memory.kv import mha_equivalent_kv_bytes_per_token
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Workload
 from ui import charts, fmt
+from ui.explain import show_explanation
 from ui.i18n import t
 from ui.learn_levers import render_levers
 from ui.learn_state import render_state
+from ui.learn_time import render_time
 from ui.sidebar import require_scenario
 
 LONG_TAIL_FACTOR = 4  # a long-tail request several times the typical length (the chapters' failure)
@@ -31,75 +32,19 @@ st.markdown(t("learn.metrics_body"))
 st.markdown(t("learn.scopes_body"))
 
 st.header(t("learn.kv_heading"))
-bytes_per = dep.kv.bytes_per_element
-layers = attention_layers_per_gpu(model, dep.parallel.pp)  # a hybrid's linear layers keep no KV
-if model.mla is None:
-    heads = kv_heads_per_gpu(model, dep.parallel.tp)
-    st.latex(
-        r"\text{KV/token} = 2 \times L \times H_{kv} \times d_{head} \times b"
-        rf" = 2 \times {layers} \times {heads} \times {model.head_dim} \times {bytes_per:g}"
-        rf" = {kv.bytes_per_token:,.0f}\ \text{{B}}"
-    )
-else:
-    latent = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
-    index = model.indexer.cache_bytes_per_token if model.indexer else 0  # DeepSeek sparse attention's keys
-    st.latex(
-        r"\text{KV/token}_{MLA} = L \times [(r_{kv} + d_{rope}) \times b" + (r" + b_{index}" if index else "") + "]"
-        rf" = {layers} \times [({model.mla.kv_lora_rank} + {model.mla.qk_rope_head_dim}) \times {bytes_per:g}"
-        + (rf" + {index}" if index else "")
-        + "]"
-        rf" = {layers * (latent * bytes_per + index):,.0f}\ \text{{B}}"
-    )
-if kv.shared_prefix_bytes:  # prefix caching: the shared prefix is held once
-    st.latex(
-        r"\text{KV}_{batch} = \text{KV}(P) + B\,(\text{KV/request} - \text{KV}(P))"
-        rf" = {kv.shared_prefix_bytes / units.GiB:.3f} + {work.batch} \times"
-        rf" ({kv.bytes_per_request / units.GiB:.3f} - {kv.shared_prefix_bytes / units.GiB:.3f})"
-        rf" = {mem.kv_in_use / units.GiB:.2f}\ \text{{GiB}}"
-    )
-else:
-    st.latex(
-        r"\text{KV}_{batch} = \text{KV/request} \times B"
-        rf" = {kv.bytes_per_request / units.GiB:.3f}\ \text{{GiB}} \times {work.batch}"
-        rf" = {mem.kv_in_use / units.GiB:.2f}\ \text{{GiB}}"
-    )
+explained = explain(result)  # the Explorer's explanations of the same estimate
+show_explanation(explained["kv_per_token"], f"{fmt.count(kv.bytes_per_token)} B")
+show_explanation(explained["kv_in_use"], fmt.gib(mem.kv_in_use))
 st.caption(
     t("learn.kv_caption", tokens=work.request_len, sliding=model.num_sliding_layers, window=model.sliding_window or "-")
 )
 render_state(dep, kv)
 
 st.subheader(t("learn.concurrency_heading"))
-usable = mem.capacity - mem.driver_reserved
-levers_gib = mem.lever_gpu / units.GiB
-lever_term = rf" - {levers_gib:.2f}" if levers_gib else ""
-shared = kv.shared_prefix_bytes / units.GiB
-space_extra = rf" + {mem.host_kv / units.GiB:.2f}" if mem.host_kv else ""
-gib_u, gib_w, gib_a, gib_o = (x / units.GiB for x in (usable, mem.weights, mem.activations, mem.overhead))
-f, gib_c = dep.memory_fraction, SGLANG_CONTEXT_BYTES / units.GiB
-budget_symbols, budget_values = {  # each engine's KV budget (core/memory/accounting.py)
-    "vllm": (r"M \cdot u - W - A - O", rf"{gib_u:.2f} \times {f:.2f} - {gib_w:.2f} - {gib_a:.2f} - {gib_o:.2f}"),
-    "sglang": (r"u \cdot (M - C) - W", rf"{f:.3f} \times ({gib_u:.2f} - {gib_c:.2f}) - {gib_w:.2f}"),
-    "trtllm": (
-        r"u \cdot (M - W - A - O)",
-        rf"{f:.2f} \times ({gib_u:.2f} - {gib_w:.2f} - {gib_a:.2f} - {gib_o:.2f})",
-    ),
-}[dep.engine.release.engine]
-st.latex(
-    r"N_{max} = \left\lfloor \frac{"
-    + budget_symbols
-    + (r" - X" if levers_gib else "")
-    + (r" + K_{host}" if mem.host_kv else "")
-    + (r" - \text{KV}(P)" if shared else "")
-    + r"}{\text{KV/request}"
-    + (r" - \text{KV}(P)" if shared else "")
-    + r"} \right\rfloor"
-    rf" = \left\lfloor \frac{{{budget_values}"
-    rf"{lever_term}{space_extra}" + (rf" - {shared:.3f}" if shared else "") + "}"
-    rf"{{{kv.bytes_per_request / units.GiB:.3f}" + (rf" - {shared:.3f}" if shared else "") + "}"
-    rf" \right\rfloor = {kv.max_concurrency_at_request_len:,}"
-)
+show_explanation(explained["kv_budget"], fmt.gib(mem.kv_budget))
+show_explanation(explained["max_concurrency"], f"{fmt.count(kv.max_concurrency_at_request_len)} {t('unit.requests')}")
 st.caption(t("learn.concurrency_caption", release=dep.engine.release.name))
-if levers_gib or mem.host_kv or shared:
+if mem.lever_gpu or mem.host_kv or kv.shared_prefix_bytes:
     st.caption(t("learn.concurrency_levers_caption"))
 
 st.subheader(t("learn.gqa_heading"))
@@ -128,6 +73,8 @@ st.markdown(
     )
 )
 
+render_time(result)
+
 st.header(t("learn.roofline_heading"))
 peak, _ = dep.gpu.flops_for(dep.weights)
 points = {}
@@ -150,6 +97,7 @@ st.markdown(
         "learn.pitfall_body",
         naive=fmt.rate(naive),
         ceiling=fmt.count(ceiling),
+        promised=fmt.rate(naive * ceiling),  # the pitfall: every slot at single-request speed
         rate=fmt.rate(at_ceiling.throughput.output_tokens_per_s),
         tail_len=fmt.count(tail_len),
         tail_ceiling=fmt.count(tail.kv.max_concurrency_at_request_len),

@@ -18,6 +18,7 @@ from core.spec import units
 from core.spec.engine_defaults import sized_max_model_len
 from ui import fmt
 from ui.best_deployment import best_deployment_section
+from ui.explain import explain_plan
 from ui.i18n import lang, notice_text, t
 from ui.levers import active_summary
 from ui.plan_inputs import apply_preset, load_kind, number
@@ -58,6 +59,7 @@ with middle:
     shared_prefix = number(
         t("plan.shared_prefix"), "shared_prefix", 0, 0, 10_000_000, help=t("plan.shared_prefix_help")
     )
+    st.caption(t("plan.own_lengths"))  # the sidebar's lengths sit beside these: this page does not use them
 with right:
     ttft_ms = number(t("plan.ttft_slo"), "ttft_ms", 1000.0, 0.0, 3_600_000.0)
     user_rate = number(t("plan.user_rate"), "user_rate", 20.0, 0.0, 100_000.0)
@@ -113,12 +115,14 @@ st.caption(
     )
 )
 
+explain_plan(plan)
+
 st.subheader(t("plan.checks"))
 checks = pd.DataFrame(
     {
         t("plan.check"): [t(f"check.{c.name}") for c in plan.checks],
         t("plan.status"): [t(f"status.{c.status}") for c in plan.checks],
-        "need / limit": [min(c.ratio, 9.99) for c in plan.checks],
+        t("plan.ratio"): [min(c.ratio, 9.99) for c in plan.checks],
         "": [headroom_line(c, lang()) for c in plan.checks],
     }
 )
@@ -127,7 +131,7 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     key="plan_checks",
-    column_config={"need / limit": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1.5)},
+    column_config={t("plan.ratio"): st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1.5)},
 )
 st.caption(t("plan.bar_legend"))
 
@@ -142,7 +146,7 @@ if plan.verdict != "feasible":
                         t(f"status.{'ok' if f.plan.verdict == 'feasible' else 'marginal'}") for f in bundle.fixes
                     ],
                     t("plan.fix_group"): [t(f"plan.fix_group_{f.group}").rstrip(":：") for f in bundle.fixes],
-                    "GPUs": [f.num_gpus for f in bundle.fixes],
+                    t("plan.gpu_count"): [f.num_gpus for f in bundle.fixes],
                     "USD/h": [price_text(f.cost_per_hour, lang()) for f in bundle.fixes],
                     "": [headroom_line(f.plan.binding, lang()) for f in bundle.fixes],
                     "⚠": [notice_text(f.caveat) if f.caveat else "" for f in bundle.fixes],
@@ -174,7 +178,7 @@ if bundle.gpu_options:
         pd.DataFrame(
             {
                 "GPU": [o.gpu_name for o in bundle.gpu_options],
-                "GPUs": [o.sizing.num_gpus for o in bundle.gpu_options],
+                t("plan.gpu_count"): [o.sizing.num_gpus for o in bundle.gpu_options],
                 t("plan.layout"): [f"{o.sizing.replicas} × tp {o.sizing.tp}" for o in bundle.gpu_options],
                 "USD/h": [price_text(o.cost_per_hour, lang()) for o in bundle.gpu_options],
                 t("plan.status"): [
@@ -193,9 +197,9 @@ money = cost(plan, price) if price > 0 else None
 if money is not None:
     st.subheader(t("plan.cost"))
     cols = st.columns(3)
-    cols[0].metric("USD / h", f"${money.per_hour:,.2f}")
-    cols[1].metric("USD / 1M output tokens", f"${money.per_million_output_tokens:,.3f}")
-    cols[2].metric("USD / user-month", f"${money.per_user_month:,.2f}" if money.per_user_month else "-")
+    cols[0].metric(t("plan.per_hour"), f"${money.per_hour:,.2f}")
+    cols[1].metric(t("search.per_million"), f"${money.per_million_output_tokens:,.3f}")
+    cols[2].metric(t("plan.per_user_month"), f"${money.per_user_month:,.2f}" if money.per_user_month else "—")
 
 searched = best_deployment_section(dep, req)
 

@@ -80,13 +80,34 @@ def test_explorer_chart_traces_are_cores(app, deploy):
 
 def test_moving_the_batch_slider_changes_the_numbers(app, deploy):
     before = metrics(app)
-    app.slider(key="batch").set_value(2).run()
+    app.select_slider(key="batch_steps").set_value(2).run()
     assert not app.exception
+    assert app.number_input(key="batch").value == 2  # the slider drives the number that holds the batch
+    assert app.query_params["batch"] in ("2", ["2"])  # and the link
     after = metrics(app)
     assert after["Throughput"] != before["Throughput"]
     expected = estimate(deploy(**DEFAULT), Workload(input_len=2048, output_len=512, batch=2))
     assert after["Throughput"] == fmt.rate(expected.throughput.output_tokens_per_s)
     assert after["Fits"] == "yes"
+
+
+def test_the_default_scenario_fits():
+    assert metrics(open_app())["Fits"] == "yes"
+
+
+def test_any_batch_and_length_can_be_typed_and_the_slider_follows(app, deploy):
+    # small batches are one slider step each (1.5x apart), not a few pixels of a 1-1024 line
+    assert app.select_slider(key="batch_steps").options[:8] == ["1", "2", "3", "4", "6", "8", "12", "16"]
+    app.number_input(key="batch").set_value(5)
+    app.number_input(key="input_len").set_value(1800)
+    app.number_input(key="output_len").set_value(250).run()
+    assert not app.exception
+    expected = estimate(deploy(**DEFAULT), Workload(input_len=1800, output_len=250, batch=5))
+    assert metrics(app)["TPOT"] == fmt.duration(expected.latency.tpot_s)
+    assert app.select_slider(key="batch_steps").value == 5  # the typed value is among the slider's steps
+    assert app.select_slider(key="input_len_steps").value == 1800
+    app.select_slider(key="batch_steps").set_value(12).run()
+    assert app.number_input(key="batch").value == 12 and "5" not in app.select_slider(key="batch_steps").options
 
 
 def test_scenario_comes_from_the_url(deploy):
@@ -112,10 +133,13 @@ def test_chinese_labels(deploy):
     assert at.title[0].value == "大模型推理权衡探索器"
 
 
-def test_batch_over_the_ceiling_gets_fixes(app, deploy):
-    # defaults: 16 requests of 2560 tokens need 5 GiB of KV on an A10 that has 3.69 GiB for it
+def test_batch_over_the_ceiling_gets_fixes(deploy):
+    # 16 requests of 2560 tokens need 5 GiB of KV on an A10 that has 3.69 GiB for it
     # (vLLM 0.33's default utilization 0.92): 11 fit
-    fit = estimate(deploy(**DEFAULT), DEFAULT_WORK).kv.max_concurrency_at_request_len
+    app = open_app(batch="16")
+    fit = estimate(
+        deploy(**DEFAULT), Workload(input_len=2048, output_len=512, batch=16)
+    ).kv.max_concurrency_at_request_len
     assert metrics(app)["Fits"] == "no" and fit == 11
     text = " ".join(m.value for m in app.markdown)
     assert "quantize weights to INT4" in text
@@ -143,7 +167,7 @@ def test_impossible_tensor_parallel_is_a_message_not_a_traceback(app):
 
 def test_request_longer_than_max_model_len_is_a_message(app):
     app.select_slider(key="max_model_len").set_value(2048)
-    app.select_slider(key="input_len").set_value(4096).run()
+    app.number_input(key="input_len").set_value(4096).run()
     assert not app.exception
     assert any("longer than max_model_len" in shown(e) for e in app.error)
 
@@ -152,15 +176,16 @@ def test_learn_page_substitutes_this_scenarios_values(app):
     app.switch_page("pages/learn_page.py").run()
     latex = " ".join(element.value for element in app.latex)
     # Llama-3.1-8B: 2 x 32 x 8 x 128 x 2 = 131,072 B per token
-    assert r"2 \times 32 \times 8 \times 128 \times 2" in latex and "131,072" in latex
-    roofline = figures(app)[0]
+    assert r"2 \times 32 \times 8 \times 128 \times 2 = 131{,}072" in latex  # {,}: LaTeX's thousands comma
+    step, roofline = figures(app)[:2]  # the decode step's terms against the batch, then the roofline
+    assert {trace["name"] for trace in step["data"]} >= {"weight reads", "KV reads", "compute", "step time (TPOT)"}
     assert {trace["name"] for trace in roofline["data"]} >= {"prefill", "decode"}
 
 
 def test_compare_saves_and_overlays_scenarios(app):
     app.switch_page("pages/compare_page.py").run()
     app.button(key="save_scenario").click().run()
-    app.slider(key="batch").set_value(4).run()
+    app.number_input(key="batch").set_value(4).run()
     app.button(key="save_scenario").click().run()
     assert not app.exception
     assert len(app.session_state["saved"]) == 2
@@ -169,7 +194,7 @@ def test_compare_saves_and_overlays_scenarios(app):
     curves, memory = figures(app)
     assert len(curves["data"]) == 4 and len(memory["data"]) >= 4  # a curve and a point per scenario
     points = [trace for trace in curves["data"] if trace["name"].endswith("current setting")]
-    assert [p["customdata"][0] for p in points] == [16, 4]
+    assert [p["customdata"][0] for p in points] == [8, 4]
 
 
 def test_catalog_lists_everything_and_imports_a_config(app, catalog):
@@ -208,13 +233,13 @@ def test_catalog_lists_everything_and_imports_a_config(app, catalog):
     ],
 )
 def test_bad_config_json_is_a_message_and_state_survives(app, text, message):
-    app.slider(key="batch").set_value(3).run()
+    app.number_input(key="batch").set_value(3).run()
     open_form(app, "import")
     app.text_area(key="sidebar_paste").input(text)
     app.button(key="sidebar_add_model").click().run()
     assert not app.exception
     assert any(message in shown(e) for e in app.error)
-    assert app.slider(key="batch").value == 3
+    assert app.number_input(key="batch").value == 3
 
 
 def test_imported_model_is_selected_at_once(app):

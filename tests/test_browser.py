@@ -158,7 +158,7 @@ def press(slider, key: str, value: str) -> None:
     settled(slider.page)
 
 
-def expected(model="llama-3.1-8b", gpu="a10", weights="bf16", batch=16, input_len=2048, output_len=512, levers=None):
+def expected(model="llama-3.1-8b", gpu="a10", weights="bf16", batch=8, input_len=2048, output_len=512, levers=None):
     w = weight_precision(weights)
     dep = Deployment(
         model=CATALOG.model(model),
@@ -191,15 +191,43 @@ def test_batch_slider_updates_throughput(open_page):
     expect(page).to_have_url(re.compile(r"batch=1024"))
 
 
+def test_typed_batch_and_lengths_update_the_numbers_the_slider_and_the_link(open_page):
+    from playwright.sync_api import expect
+
+    page = open_page()
+    throughput = metric(page, "Throughput")
+    expect(throughput).to_have_text(fmt.rate(expected().throughput.output_tokens_per_s), timeout=30_000)
+    for name, value in (
+        ("Prompt length [tokens]", "1800"),
+        ("Answer length [tokens]", "250"),
+        ("Concurrent requests (batch)", "5"),
+    ):
+        box = page.get_by_role("spinbutton", name=name)
+        box.fill(value)
+        box.press("Enter")
+        expect(page.get_by_role("slider", name=name)).to_have_attribute("aria-valuetext", value)
+        settled(page)
+    result = expected(batch=5, input_len=1800, output_len=250)
+    expect(throughput).to_have_text(fmt.rate(result.throughput.output_tokens_per_s))
+    expect(page).to_have_url(re.compile(r"batch=5"))
+    expect(page).to_have_url(re.compile(r"input_len=1800"))
+    expect(page).to_have_url(re.compile(r"output_len=250"))
+    # the slider's next step from a typed 5 is 6, and the box follows it
+    press(page.get_by_role("slider", name="Concurrent requests (batch)"), "ArrowRight", "6")
+    expect(page.get_by_role("spinbutton", name="Concurrent requests (batch)")).to_have_value("6")
+    expect(page).to_have_url(re.compile(r"batch=6"))
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
 def test_switch_to_chinese(open_page):
     from playwright.sync_api import expect
 
     page = open_page()
     expect(metric(page, "Throughput")).to_be_visible(timeout=30_000)
-    page.get_by_role("radio", name="zh", exact=True).click()
+    page.get_by_role("radio", name="中文", exact=True).click()  # the language by its own name
     expect(page.get_by_role("heading", name="大模型推理权衡探索器")).to_be_visible()
     expect(metric(page, "吞吐")).to_have_text(fmt.rate(expected().throughput.output_tokens_per_s))
-    expect(page.get_by_text("并发请求数（batch）")).to_be_visible()
+    expect(page.get_by_role("slider", name="并发请求数（batch）")).to_be_visible()  # its box beneath shares the name
     expect(page).to_have_url(re.compile(r"lang=zh"))
 
 
@@ -225,6 +253,7 @@ def test_shared_url_reopens_the_same_scenario(open_page):
         ("validation", {"en": "Validation: how close are the numbers?", "zh": "验证：数字有多准？"}),
         ("compare", {"en": "Compare scenarios", "zh": "场景对比"}),
         ("catalog", {"en": "Catalog", "zh": "目录"}),
+        ("workshop", {"en": "Workshop: seven exercises on inference tradeoffs", "zh": "课堂练习：推理权衡七题"}),
     ],
 )
 def test_every_page_renders_in_both_languages(open_page, path, title, lang):
@@ -365,3 +394,26 @@ def test_a_link_value_the_page_cannot_take_is_named(open_page):
     )
     expect(page.get_by_role("combobox", name="Model")).to_have_value("Qwen3-8B")
     expect(page).to_have_url(re.compile(r"model=Qwen3-8B"))
+
+
+def test_each_headline_explains_the_number_shown(open_page):
+    """One click on a metric's "How" opens its formula with this scenario's values, ending in the
+    number the metric shows; the formula is typeset (KaTeX) and fits inside the popover."""
+    from playwright.sync_api import expect
+
+    page = open_page()
+    expect(metric(page, "Throughput")).to_be_visible(timeout=30_000)
+    settled(page)
+    labels = ["Fits", "Max concurrent requests", "TTFT", "TPOT", "Throughput", "Decode bound"]
+    shown = {label: metric(page, label).inner_text() for label in labels}
+    buttons = page.get_by_test_id("stPopover").get_by_role("button", name="How", exact=True)
+    expect(buttons).to_have_count(len(labels))
+    for index, label in enumerate(labels):
+        buttons.nth(index).click()
+        body = page.get_by_test_id("stPopoverBody")
+        expect(body.get_by_text("the number shown")).to_contain_text(f"= {shown[label]}")
+        expect(body.locator(".katex").first).to_be_visible()
+        box, inner = body.bounding_box(), body.locator(".katex-display").last.bounding_box()
+        assert inner["x"] + inner["width"] <= box["x"] + box["width"] + 1  # the formula wraps, never runs out
+        page.keyboard.press("Escape")
+        expect(body).to_have_count(0)

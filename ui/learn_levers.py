@@ -24,6 +24,7 @@ from core.spec.deployment import Deployment, Workload
 from core.timing.host_link import host_read_bandwidth
 from core.timing.phases import decode_step_time, phase_time, plain_decode_step_time
 from ui import fmt
+from ui.explain import latex
 from ui.i18n import t
 from ui.sidebar import models_and_gpus
 
@@ -60,7 +61,7 @@ def _speculative(dep: Deployment, work: Workload, catalog) -> None:
     _example(example)
     a, k = spec.acceptance, spec.k
     tokens = expected_tokens_per_step(a, k)
-    st.latex(
+    latex(
         r"E = \frac{1 - \alpha^{k+1}}{1 - \alpha}"
         rf" = \frac{{1 - {a:.2f}^{{{k + 1}}}}}{{1 - {a:.2f}}} = {tokens:.2f}\ \text{{tokens/step}}"
         if a < 1
@@ -75,7 +76,7 @@ def _speculative(dep: Deployment, work: Workload, catalog) -> None:
         step = plain_decode_step_time(proposer, work.batch, context)
         draft_s = float(step.seconds - step.overhead_s)
     per_token = float(decode_step_time(dep, work.batch, context).seconds)
-    st.latex(
+    latex(
         r"\text{TPOT}_{spec} = \frac{k\,t_{draft} + t_{verify}(k+1)}{E}"
         rf" \approx \frac{{{k} \times {draft_s / units.MS:.2f} + {verify / units.MS:.2f}}}{{{tokens:.2f}}}"
         rf" = {per_token / units.MS:.2f}\ \text{{ms}}"
@@ -110,15 +111,15 @@ def _prefix(dep: Deployment, work: Workload, result: Estimate) -> None:
     block = dep.engine.block_tokens
     shared = shared_prefix_tokens(prefix, work.input_len, block)
     cached = cached_prompt_tokens(prefix, work.input_len, block)
-    st.latex(
+    latex(
         r"c = c_P + \left\lfloor \frac{h\,(I - c_P)}{b} \right\rfloor b,"
         r"\quad c_P = \left\lfloor \frac{\min(P, I)}{b} \right\rfloor b"
         rf" = {shared:,.0f} + {cached - shared:,.0f} = {cached:,.0f}\ \text{{tokens}}"
         rf" \quad (P = {prefix.shared_tokens:,},\ h = {prefix.hit_rate:.2f},\ I = {work.input_len:,},\ b = {block})"
     )
     uncached = work.input_len - cached
-    st.latex(rf"\text{{prefill}} = I - c = {uncached:,.0f}\ \text{{tokens, attending to the }}c\text{{ cached}}")
-    st.latex(
+    latex(rf"\text{{prefill}} = I - c = {uncached:,.0f}\ \text{{tokens, attending to the }}c\text{{ cached}}")
+    latex(
         r"N_{max} = \left\lfloor \frac{\text{KV budget} - \text{KV}(P)}{\text{KV/request} - \text{KV}(P)} \right\rfloor"
     )
     st.markdown(t("learn.prefix_body"))
@@ -135,7 +136,7 @@ def _offload(dep: Deployment) -> None:
         offloaded = 1.0 * units.GiB
     _example(example)
     bandwidth = host_read_bandwidth(dep.gpu, dep.efficiency)
-    st.latex(
+    latex(
         r"t_{host} = \frac{X}{\tfrac{1}{2} B_{link} \cdot \eta_{link}}"
         rf" = \frac{{{offloaded / units.GiB:.2f}\ \text{{GiB}}}}"
         rf"{{\tfrac{{1}}{{2}} \times {dep.gpu.host_link_bandwidth_bidirectional / units.GB:.0f}\ \text{{GB/s}}"
@@ -161,13 +162,13 @@ def _lora(dep: Deployment) -> None:
     per_layer = sum(a + b for a, b in shapes)
     params = lora_params_per_adapter(dep.model, lora)
     terms = " + ".join(f"({a:,} + {b:,})" for a, b in shapes)
-    st.latex(
+    latex(
         r"\text{params} = L \cdot r \sum (d_{in} + d_{out})"
         rf" = {dep.model.num_layers} \times {lora.rank} \times [{terms}]"
         rf" = {dep.model.num_layers} \times {lora.rank} \times {per_layer:,} = {params:,}"
     )
     mib = params * 2 / units.MiB
-    st.latex(rf"\text{{bytes}} = \text{{params}} \times 2\ \text{{B}} = {mib:,.1f}\ \text{{MiB per adapter}}")
+    latex(rf"\text{{bytes}} = \text{{params}} \times 2\ \text{{B}} = {mib:,.1f}\ \text{{MiB per adapter}}")
     st.markdown(t("learn.lora_body"))
 
 
@@ -177,7 +178,7 @@ def _attention(dep: Deployment, work: Workload, result: Estimate) -> None:
     s = work.input_len
     scores = score_matrix_bytes(dep.model, dep.parallel.tp, 1, s)
     flash_budget = result.memory.kv_budget + result.memory.part("attention_scores")
-    st.latex(
+    latex(
         r"S_{eager} = H \cdot s^2 \cdot (2 + 4)\ \text{B}"
         rf" = {heads} \times {s:,}^2 \times {SCORE_BYTES_PER_ELEMENT:g}\ \text{{B}}"
         rf" = {scores / units.GiB:.2f}\ \text{{GiB}}"

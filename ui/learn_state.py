@@ -10,6 +10,7 @@ from core.memory.kv import kv_bytes_per_token_per_layer, state_layers_per_gpu
 from core.memory.state import STATE_DTYPE_BYTES, state_bytes_per_layer, state_page_padding
 from core.spec.deployment import Deployment
 from core.spec.mixers import LayerKind
+from ui.explain import latex
 from ui.i18n import t
 
 
@@ -23,7 +24,7 @@ def render_state(dep: Deployment, kv: KvCapacity) -> None:
     b = STATE_DTYPE_BYTES
     if model.count_layers(LayerKind.LINEAR_ATTENTION):
         g = model.linear_attention
-        st.latex(
+        latex(
             r"\text{state/request}_{GDN} = L_{lin} \left[ \frac{(K-1)(2 n_k d_k + n_v d_v)}{tp} b"
             r" + \frac{n_v}{tp} d_k d_v b_{rec} \right]"
             rf" = {layers} \times \left[ \frac{{{g.conv_kernel - 1} \times (2 \times {g.num_k_heads} \times"
@@ -34,7 +35,7 @@ def render_state(dep: Deployment, kv: KvCapacity) -> None:
     else:
         m = model.mamba
         groups = m.groups_per_gpu_total(tp)
-        st.latex(
+        latex(
             r"\text{state/request}_{Mamba2} = L_{M} \left[ \frac{(K-1)(H P + 2 G N)}{tp} b"
             r" + \frac{H}{tp} P N b_{ssm} \right]"
             rf" = {layers} \times \left[ \frac{{{m.conv_kernel - 1} \times ({m.num_heads} \times {m.head_dim}"
@@ -43,7 +44,7 @@ def render_state(dep: Deployment, kv: KvCapacity) -> None:
             rf" {m.ssm_state_bytes} \right] = {layers * per_layer:,.0f}\ \text{{B}}"
         )
     per_token = kv_bytes_per_token_per_layer(model, dep.kv, tp)
-    st.latex(
+    latex(
         r"\text{block} = \max\left(\text{block}_{cfg},\ 16 \left\lceil \frac{\text{state/layer}}"
         r"{16 \times \text{KV/token/layer}} \right\rceil\right)"
         rf" = \max\left({dep.engine.block_tokens},\ 16 \left\lceil \frac{{{per_layer:,.0f}}}{{16 \times"

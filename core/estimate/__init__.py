@@ -6,12 +6,15 @@ throughput (``result``), over grids (``sweep``), with each lever against itself 
 __all__ = [
     "advice",  # fit_suggestions
     "compare_report",  # the Compare page's table, labels and inputs as Markdown, CSV and JSON exports
+    "explain",  # every headline number's formula with this scenario's values (Explanation, explain)
+    "explain_memory",  # the memory numbers' explanations
     "export",  # the Explorer's view as Markdown, HTML, JSON and CSV files
     "export_sections",  # those files' sections: Section, Quantity, export_sections
     "provenance",  # date, tool version, restoring link and plain-words inputs of every export
     "report",  # estimate_to_dict, format_estimate, model_to_dict, gpu_to_dict
     "result",  # Estimate, estimate
     "scope",  # the batch that runs; arriving together vs closed-loop clients
+    "step_terms",  # one decode step's terms across batch sizes (Learn's chart)
     "sweep",  # batch x prompt-length grids
     "tradeoff",  # the three-way tradeoff scores
     "whatif",  # each lever's effect

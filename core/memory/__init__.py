@@ -1,11 +1,13 @@
 """One GPU's memory: weights, KV cache, activation peak, engine overhead, each engine's KV budget
 (:class:`~core.memory.budget.GpuMemory`, the one result type) and the concurrency it allows.
 
-``activations`` and ``overhead`` are read through ``budget``; the rest is public.
+``overhead`` is read through ``budget``; the rest is public (``activations`` for its formula's
+constants, which the explanations substitute).
 """
 
 __all__ = [
     "accounting",  # each engine's KV-budget rule, SGLang's CUDA-context allowance
+    "activations",  # the start-up profile's activation peak and its constants
     "budget",  # GpuMemory, gpu_memory: every part of one GPU's memory and the KV budget
     "capacity",  # KvCapacity, kv_capacity: the concurrency ceiling three ways
     "kv",  # KV per token and per sequence, vLLM's block groups

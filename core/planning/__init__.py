@@ -7,6 +7,7 @@ __all__ = [
     "cost",  # Cost, cost, cost_per_hour
     "curves",  # Curves, curves: one search shape's operating curves, and its candidates' columns
     "disaggregated",  # the xPyD candidates of one search shape
+    "explain",  # plan_explanations: the Plan's steady-state TTFT, TPOT, throughput and memory explained
     "fixes",  # Fix, fixes
     "launch",  # serve_command
     "pareto",  # front, cost_front, throughput_front, best, search_to_dict

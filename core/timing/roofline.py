@@ -43,6 +43,8 @@ class PhaseTime:
     """FLOPs one GPU executes in the phase [FLOP]."""
     bytes_moved: object
     """Bytes one GPU reads or writes from memory in the phase [bytes]."""
+    kv_bytes: object = 0.0
+    """The part of ``bytes_moved`` that is KV cache (and a hybrid's state) rather than weights [bytes]."""
     host_s: object = 0.0
     """Reading data held in host memory over the host link (offloaded weights, spilled KV) [s]."""
     side_s: object = 0.0
@@ -124,6 +126,7 @@ class Roofline:
             + np.asarray(sequence_steps, dtype=float) * eff.per_sequence_overhead_s,
             flops=linear + attention,
             bytes_moved=moved,
+            kv_bytes=kv_per_gpu,
             host_s=host_read_seconds(gpu, eff, host),
             frontend_s=np.asarray(sequence_steps if frontend_steps is None else frontend_steps, dtype=float)
             * eff.frontend_per_token_s,

@@ -1,0 +1,185 @@
+"""Each headline number of an estimate explained: fits, max concurrency, TTFT, TPOT, E2E, throughput,
+the decode bound and every memory part (:func:`explain`), as :class:`Explanation` records whose
+formula, evaluated with the values shown, gives the number the dashboard shows.
+
+Time follows :mod:`core.estimate.result` and the roofline of :mod:`core.timing.roofline`:
+
+    step time = max(FLOPs / (peak x compute eff.), bytes / (bandwidth x bandwidth eff.))
+                + all-reduce + overheads (+ host reads, + side models)
+    TPOT      = one decode step of R running sequences (per emitted token)
+    TTFT      = (k - 1) x E2E(R) + request overhead + prefill of R prompts,  k = ceil(B / R)
+    E2E       = TTFT + (O - 1) x TPOT;   output tokens/s = B x O / E2E
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.estimate import explain_memory
+from core.estimate.explain_memory import Explanation, gib, num
+from core.spec import units
+from core.timing.roofline import PhaseTime
+
+MS = units.MS
+
+
+def ms(seconds: float) -> str:
+    return num(seconds / MS, 5)
+
+
+def step_terms(phase: PhaseTime, dep) -> tuple[str, str]:
+    """(symbols, values) of a phase's roofline: compute and memory terms with their FLOPs, bytes,
+    peaks and efficiencies, then the terms added to the larger one."""
+    eff, gpu = dep.efficiency, dep.gpu
+    compute_s, memory_s = float(phase.compute_s), float(phase.memory_s)
+    flops, moved, kv = float(phase.flops), float(phase.bytes_moved), float(np.sum(phase.kv_bytes))
+    peak = flops / (compute_s * eff.compute) if compute_s > 0 else 0.0  # matmul and attention peaks, mixed
+    expert = memory_s * gpu.memory_bandwidth * eff.bandwidth - moved  # routed experts read at expert eff.
+    added = [
+        (r"T_{comm}", float(phase.comm_s)),
+        (r"T_{overhead}", float(phase.overhead_s)),
+        (r"T_{host}", float(phase.host_s)),
+        (r"T_{side}", float(phase.side_s)),
+    ]
+    added = [(symbol, value) for symbol, value in added if value]
+    symbols = (
+        r"\max\left(\frac{F}{P \eta_c}, \frac{W + KV"
+        + (r" + X_{exp}" if expert > 1 else "")
+        + r"}{BW \eta_{bw}}\right)"
+    )
+    symbols += "".join(f" + {symbol}" for symbol, _ in added)
+    compute = (
+        rf"\frac{{{num(flops / 1e9)}\,\text{{GFLOP}}}}{{{num(peak / 1e12)}\,\text{{TFLOP/s}} \times {eff.compute:.3g}}}"
+    )
+    read = rf"{num((moved - kv) / 1e9)} + {num(kv / 1e9)}" + (rf" + {num(expert / 1e9)}" if expert > 1 else "")
+    memory = (
+        rf"\frac{{{read}\,\text{{GB}}}}{{{num(gpu.memory_bandwidth / 1e9)}\,\text{{GB/s}} \times {eff.bandwidth:.3g}}}"
+    )
+    values = rf"\max\left({compute}, {memory}\right) = \max({ms(compute_s)}, {ms(memory_s)})\,\text{{ms}}"
+    values += "".join(rf" + {ms(value)}" for _, value in added)
+    frontend = float(phase.frontend_s)
+    if frontend > float(phase.gpu_seconds):  # the API server, in its own process, is the slower
+        symbols = rf"\max\left({symbols}, T_{{frontend}}\right)"
+        values += rf"\ \text{{ms, below the front end's}}\ {ms(frontend)}"
+    return symbols, values
+
+
+def tpot(result) -> Explanation:
+    dep, lat = result.deployment, result.latency
+    symbols, values = step_terms(lat.decode, dep)
+    return Explanation(
+        "tpot",
+        r"\text{TPOT} = " + symbols,
+        rf"\text{{TPOT}} = {values} = {ms(lat.tpot_s)}\ \text{{ms}}",
+        lat.tpot_s,
+        "s",
+        "core/timing/phases.py (decode_step_time), core/timing/roofline.py; docs/model.md, Latency and throughput",
+    )
+
+
+def prefill(result) -> Explanation:
+    dep, phase = result.deployment, result.latency.prefill
+    symbols, values = step_terms(phase, dep)
+    return Explanation(
+        "prefill",
+        r"T_{prefill} = " + symbols,
+        rf"T_{{prefill}} = {values} = {ms(float(phase.seconds))}\ \text{{ms}}",
+        float(phase.seconds),
+        "s",
+        "core/timing/phases.py (prefill_time); docs/model.md, Latency and throughput",
+    )
+
+
+def ttft(result) -> Explanation:
+    dep, lat, work = result.deployment, result.latency, result.workload
+    running = result.running_batch
+    k = math.ceil(work.batch / running)
+    request = dep.efficiency.request_overhead_s
+    prefill_s = float(lat.prefill.seconds)
+    waited = lat.ttft_s - request - prefill_s  # (k - 1) rounds of E2E(R)
+    e2e_round = waited / (k - 1) if k > 1 else 0.0
+    queue = rf"({k} - 1) \times {ms(e2e_round)} + " if k > 1 else ""
+    return Explanation(
+        "ttft",
+        r"\text{TTFT} = (k - 1)\,E2E(R) + T_{request} + T_{prefill}(R),\quad k = \lceil B / R \rceil",
+        rf"\text{{TTFT}} = {queue}{ms(request)} + {ms(prefill_s)} = {ms(lat.ttft_s)}\ \text{{ms}}"
+        rf"\quad (B = {work.batch},\ R = {running},\ k = {k})",
+        lat.ttft_s,
+        "s",
+        "core/estimate/result.py, core/estimate/scope.py; docs/model.md, Latency and throughput",
+    )
+
+
+def e2e(result) -> Explanation:
+    lat, out = result.latency, result.workload.output_len
+    return Explanation(
+        "e2e",
+        r"E2E = \text{TTFT} + (O - 1) \times \text{TPOT}",
+        rf"E2E = {ms(lat.ttft_s)} + ({out} - 1) \times {ms(lat.tpot_s)} = {ms(lat.e2e_s)}\ \text{{ms}}",
+        lat.e2e_s,
+        "s",
+        "core/estimate/result.py; docs/model.md, Latency and throughput",
+    )
+
+
+def throughput(result) -> Explanation:
+    work, lat, rate = result.workload, result.latency, result.throughput.output_tokens_per_s
+    return Explanation(
+        "throughput",
+        r"\text{output tokens/s} = \frac{B \times O}{E2E}",
+        rf"\frac{{{work.batch} \times {work.output_len}}}{{{num(lat.e2e_s, 5)}\,\text{{s}}}}"
+        rf" = {num(rate)}\ \text{{tok/s}}",
+        rate,
+        "tok/s",
+        "core/estimate/result.py; docs/model.md, Latency and throughput",
+    )
+
+
+def fits(result) -> Explanation:
+    mem = result.memory
+    sign = r"\le" if result.fits else ">"
+    return Explanation(
+        "fits",
+        r"\text{fits} \iff \text{KV budget} > 0 \ \text{and}\ \text{KV}_{batch} \le \text{KV space}",
+        rf"{gib(mem.kv_in_use)}\ \text{{GiB}} {sign} {gib(mem.kv_space)}\ \text{{GiB}}"
+        + ("" if mem.kv_budget > 0 else rf",\ \text{{KV budget}} = {gib(mem.kv_budget)} \le 0"),
+        float(result.fits),
+        "",
+        "core/estimate/result.py; docs/model.md, Memory per GPU",
+    )
+
+
+def bound(result) -> Explanation:
+    decode = result.latency.decode
+    compute_s, memory_s = float(decode.compute_s), float(decode.memory_s)
+    sign = r"\ge" if compute_s >= memory_s else "<"
+    return Explanation(
+        "bound",
+        r"\text{compute-bound} \iff \frac{F}{P \eta_c} \ge \frac{\text{bytes}}{BW \eta_{bw}}",
+        rf"{ms(compute_s)}\ \text{{ms}} {sign} {ms(memory_s)}\ \text{{ms}}",
+        float(compute_s >= memory_s),
+        "",
+        "core/timing/roofline.py (PhaseTime.bound); docs/model.md, Latency and throughput",
+    )
+
+
+MEMORY = (
+    explain_memory.weights,
+    explain_memory.activations,
+    explain_memory.overhead,
+    explain_memory.kv_per_token,
+    explain_memory.kv_budget,
+    explain_memory.kv_in_use,
+    explain_memory.max_concurrency,
+)
+TIMING = (fits, ttft, prefill, tpot, e2e, throughput, bound)
+
+
+def explain(result) -> dict[str, Explanation]:
+    """Every explained number of an :class:`~core.estimate.result.Estimate`, by key."""
+    return {item.key: item for item in (f(result) for f in (*TIMING, *MEMORY))}
+
+
+__all__ = ["Explanation", "explain", "gib"]

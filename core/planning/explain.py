@@ -1,0 +1,56 @@
+"""The Plan's headline numbers explained: TTFT, TPOT and output throughput at the continuous-batching
+steady state (:mod:`core.timing.steady_state`), with this plan's values, as
+:class:`~core.estimate.explain_memory.Explanation` records; the memory numbers come from the plan's
+static estimate (:func:`core.estimate.explain.explain`).
+"""
+
+from __future__ import annotations
+
+from core.estimate.explain import explain, ms
+from core.estimate.explain_memory import Explanation, num
+from core.planning.check import Plan
+
+MEMORY_KEYS = ("weights", "kv_per_token", "kv_budget", "max_concurrency")
+
+
+def plan_explanations(plan: Plan) -> dict[str, Explanation]:
+    """TTFT, TPOT and throughput at the plan's operating point, then its memory numbers, by key."""
+    state, dep, req = plan.state, plan.deployment, plan.requirement
+    request = dep.efficiency.request_overhead_s
+    dp = dep.parallel.dp
+    busy = state.request_rate * state.prefill_s / dp
+    free = (1 - busy) ** dp
+    source = "core/timing/steady_state.py; docs/model.md, Requirement check"
+    share = r"(1 - \lambda t_p)" if dp == 1 else rf"(1 - \lambda t_p / {dp})^{{{dp}}}"
+    found = {
+        "ttft": Explanation(
+            "plan_ttft",
+            r"\text{TTFT} = t_p + t_d(B) + T_{request}",
+            rf"\text{{TTFT}} = {ms(state.prefill_s)} + {ms(state.decode_step_s)} + {ms(request)}"
+            rf" = {ms(state.ttft_s)}\ \text{{ms}}",
+            state.ttft_s,
+            "s",
+            source,
+        ),
+        "tpot": Explanation(
+            "plan_tpot",
+            r"\text{TPOT} = \frac{t_d(B)}{" + share + r"},\quad \lambda = \frac{B}{E2E}",
+            rf"\text{{TPOT}} = \frac{{{ms(state.decode_step_s)}}}{{{free:.4f}}} = {ms(state.tpot_s)}\ \text{{ms}}"
+            rf"\quad (B = {num(state.batch)},\ \lambda = {num(state.request_rate)}/\text{{s}},"
+            rf"\ t_p = {ms(state.prefill_s)}\ \text{{ms}})",
+            state.tpot_s,
+            "s",
+            source,
+        ),
+        "throughput": Explanation(
+            "plan_throughput",
+            r"\text{output tokens/s} = \lambda \times O = \frac{B}{E2E} \times O",
+            rf"\frac{{{num(state.batch)}}}{{{num(state.engine_e2e_s, 5)}\,\text{{s}}}} \times {req.answer_len}"
+            rf" = {num(state.request_rate * req.answer_len)}\ \text{{tok/s}}",
+            state.request_rate * req.answer_len,
+            "tok/s",
+            source,
+        ),
+    }
+    static = explain(plan.estimate)
+    return found | {key: static[key] for key in MEMORY_KEYS}

@@ -1,0 +1,125 @@
+"""Learn's time section: TPOT as one decode step (weight reads, KV reads, compute; which bound wins;
+the per-step costs) with a chart of the step against the batch split into its terms, then TTFT,
+E2E and throughput, each with this scenario's values. The numbers are the Explorer's: the same
+estimate and the same explanations (core/estimate/explain.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.estimate.explain import explain
+from core.estimate.result import Estimate, estimate
+from core.estimate.step_terms import StepTerms, step_terms
+from core.spec import units
+from core.spec.deployment import decode_context
+from ui import fmt
+from ui.charts import LAYOUT
+from ui.explain import show_explanation
+from ui.figure import Figure
+from ui.i18n import lang, t
+from ui.ticks import log_ticks
+
+TERMS = (  # StepTerms field, message key, colour, dash
+    ("weights_s", "learn.term_weights", "#2563eb", "solid"),
+    ("kv_s", "learn.term_kv", "#0891b2", "solid"),
+    ("memory_s", "learn.term_memory", "#0891b2", "dash"),
+    ("compute_s", "learn.term_compute", "#d97706", "solid"),
+    ("fixed_s", "learn.term_fixed", "#64748b", "dot"),
+)
+
+
+def shown_batches(result: Estimate) -> np.ndarray:
+    """1 to a few times the larger of the batch that runs and the memory wall, at most 1024."""
+    wall = max(result.kv.max_concurrency_at_request_len, 1)
+    top = int(min(1024, max(4 * result.running_batch, 2 * wall, 64)))
+    return np.unique(np.geomspace(1, top, 80).round().astype(int))
+
+
+def step_figure(terms: StepTerms, running: int, wall: int) -> go.Figure:
+    """Decode step time against the batch: each term, the step (their roofline sum), the batch that
+    runs and the memory wall."""
+    figure = Figure()
+    batches = terms.batches
+    for field, label, color, dash in TERMS:
+        figure.add_scatter(
+            x=batches,
+            y=getattr(terms, field) / units.MS,
+            mode="lines",
+            name=t(label),
+            line={"color": color, "dash": dash},
+            hovertemplate=t(label) + ": %{y:.2f} ms<extra>B = %{x}</extra>",
+        )
+    figure.add_scatter(
+        x=batches,
+        y=terms.step_s / units.MS,
+        mode="lines",
+        name=t("learn.term_step"),
+        line={"color": "#111827", "width": 3},
+        hovertemplate=t("learn.term_step") + ": %{y:.2f} ms<extra>B = %{x}</extra>",
+    )
+    at = int(np.flatnonzero(batches >= running)[0])
+    figure.add_scatter(
+        x=[batches[at]],
+        y=[terms.step_s[at] / units.MS],
+        mode="markers",
+        name=t("chart.current"),
+        marker={"size": 12, "color": "#dc2626"},
+    )
+    top = float(terms.step_s.max() / units.MS)
+    if wall < batches[-1]:
+        figure.add_scatter(
+            x=[wall, wall],
+            y=[0, top],
+            mode="lines",
+            name=t("learn.memory_wall", batch=wall),
+            line={"color": "#111827", "dash": "dash"},
+        )
+    figure.update_layout(
+        height=400,
+        xaxis={"type": "log", "title": t("learn.batch_axis"), **log_ticks(batches[0], batches[-1])},
+        yaxis={"title": t("learn.step_axis"), "rangemode": "tozero"},
+        title=t("learn.step_title"),
+        **LAYOUT,
+    )
+    return figure.build()
+
+
+def render_time(result: Estimate) -> None:
+    dep, work, lat = result.deployment, result.workload, result.latency
+    explained = explain(result)
+    st.header(t("learn.time_heading"))
+    st.markdown(t("learn.time_intro"))
+    st.subheader(t("learn.tpot_heading"))
+    show_explanation(explained["tpot"], fmt.duration(lat.tpot_s))
+    terms = step_terms(dep, shown_batches(result), decode_context(work.input_len, work.output_len))
+    wall = max(result.kv.max_concurrency_at_request_len, 1)
+    st.plotly_chart(step_figure(terms, result.running_batch, wall), width="stretch", key="step_terms")
+    doubled = estimate(dep, dataclasses.replace(work, batch=2 * work.batch), enforce_context=False)
+    knee = step_terms(dep, np.arange(1, 1025), decode_context(work.input_len, work.output_len)).knee
+    past_wall = 2 * work.batch > wall
+    lines = [
+        t("learn.step_body"),
+        t(
+            "learn.step_doubled_wall" if past_wall else "learn.step_doubled",
+            batch=work.batch,
+            doubled=2 * work.batch,
+            wall=fmt.count(wall),
+            tpot=fmt.duration(lat.tpot_s),
+            tpot2=fmt.duration(doubled.latency.tpot_s),
+            rate=fmt.rate(result.throughput.output_tokens_per_s),
+            rate2=fmt.rate(doubled.throughput.output_tokens_per_s),
+        ),
+        t("learn.knee_at", knee=fmt.count(knee)) if knee is not None else t("learn.knee_none"),
+        t("learn.step_wall", wall=fmt.count(wall)),
+    ]
+    st.markdown(("" if lang() == "zh" else " ").join(lines))
+    st.subheader(t("learn.ttft_heading"))
+    show_explanation(explained["prefill"], fmt.duration(float(lat.prefill.seconds)))
+    show_explanation(explained["ttft"], fmt.duration(lat.ttft_s))
+    st.subheader(t("learn.e2e_heading"))
+    show_explanation(explained["e2e"], fmt.duration(lat.e2e_s))
+    show_explanation(explained["throughput"], fmt.rate(result.throughput.output_tokens_per_s))
