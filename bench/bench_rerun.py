@@ -52,8 +52,8 @@ def time_page(page: str, lang: str, query: dict[str, str] | None = None) -> tupl
             elif page.endswith("loadtest_page.py"):  # a new rate: a new 1,000-request simulation
                 at.number_input(key="lt_rate").set_value(batch / 100)
             else:
-                at.slider(key="batch").set_value(batch)
-                at.select_slider(key="input_len").set_value(PROMPTS[i % len(PROMPTS)])
+                at.number_input(key="batch").set_value(batch)  # the box the sidebar's batch slider drives
+                at.number_input(key="input_len").set_value(PROMPTS[i % len(PROMPTS)])
             start = time.perf_counter()
             at.run()
             samples.append(time.perf_counter() - start)

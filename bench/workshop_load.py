@@ -294,7 +294,7 @@ class Student:
 
     async def explorer_step(self, rng: random.Random) -> None:
         batch = rng.randint(1, 256)
-        shown = await self.rerun({"batch": ("double_array", [float(batch)])})
+        shown = await self.rerun({"batch": ("double", float(batch))})  # the batch box: a number input
         got, want = shown["metrics"].get("Throughput"), expected_throughput(batch)
         if got != want:
             self.stats.wrong.append(f"Explorer batch {batch}: showed {got!r}, core says {want!r}")

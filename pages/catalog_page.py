@@ -16,17 +16,39 @@ catalog = load_catalog()
 custom_models = st.session_state.get("custom_models", {})
 custom_gpus = st.session_state.get("custom_gpus", {})
 
+MODEL_COLUMNS = (
+    "id", "name", "attention", "layers", "hidden_size", "heads", "kv_heads", "head_dim", "sliding_window",
+    "sliding_layers", "sparse_attention_topk", "mtp_layers", "max_context", "native_dtype", "quantization",
+    "source_read",
+)  # fmt: skip
+GPU_COLUMNS = (
+    "id", "name", "memory_gib", "memory_basis", "memory_bandwidth_gb_s", "compute_capability", "interconnect",
+    "link_bandwidth_gb_s_bidirectional", "host_link", "host_link_gb_s_bidirectional", "price_per_hour_usd",
+    "source_read",
+)  # fmt: skip
+TFLOPS = {"bf16": "TFLOPS", "fp16": "TFLOPS", "fp8": "TFLOPS", "int8": "TOPS", "int4": "TOPS", "fp4": "TFLOPS"}
+MISSING = "—"
+"""What a cell without a value shows (not "None"): no sliding window, no price, no FP4 units."""
+
+
+def headers(columns) -> dict:
+    """Every column headed in the session's language (the frame keeps the catalog's field names)."""
+    return {column: st.column_config.Column(t(f"catalog.col_{column}")) for column in columns}
+
+
 models_tab, gpus_tab, add_tab = st.tabs([t("catalog.models"), t("catalog.gpus"), t("catalog.add")])
 with models_tab:
     rows = [model_to_dict(m) for m in (*catalog.models, *custom_models.values())]
-    for row in rows:  # per-layer kinds as one readable cell: "12 attention · 36 linear_attention"
-        row["layer_kinds"] = " · ".join(f"{n} {kind}" for kind, n in row["layer_kinds"].items())
+    for row in rows:  # per-layer kinds as one readable cell: "12 attention · 36 linear attention"
+        row["layer_kinds"] = " · ".join(f"{n} {t(f'catalog.kind.{kind}')}" for kind, n in row["layer_kinds"].items())
     frame = pd.DataFrame(rows).drop(columns=["moe", "hf_id"])
     st.dataframe(
         frame,
         width="stretch",
         hide_index=True,
-        column_config={
+        placeholder=MISSING,
+        column_config=headers(MODEL_COLUMNS)
+        | {
             "source_url": st.column_config.LinkColumn(t("catalog.source")),
             "params_total_b": st.column_config.NumberColumn(t("catalog.params_total"), format="%.2f"),
             "params_active_b": st.column_config.NumberColumn(t("catalog.params_active"), format="%.2f"),
@@ -42,13 +64,18 @@ with gpus_tab:
     rows = [gpu_to_dict(g) for g in (*catalog.gpus, *custom_gpus.values())]
     for row in rows:
         tflops = row.pop("tensor_tflops_dense")
-        for key in ("bf16", "fp16", "fp8", "int8", "int4", "fp4"):
+        for key in TFLOPS:
             row[f"{key}_tflops"] = tflops.get(key)
+        row["memory_basis"] = t(f"catalog.basis.{row['memory_basis']}")
+        row["interconnect"] = t(f"catalog.link.{row['interconnect']}")
     st.dataframe(
         pd.DataFrame(rows),
         width="stretch",
         hide_index=True,
-        column_config={"source_url": st.column_config.LinkColumn(t("catalog.source"))},
+        placeholder=MISSING,
+        column_config=headers(GPU_COLUMNS)
+        | {f"{key}_tflops": st.column_config.NumberColumn(f"{key.upper()} [{unit}]") for key, unit in TFLOPS.items()}
+        | {"source_url": st.column_config.LinkColumn(t("catalog.source"))},
     )
     st.caption(t("catalog.gpus_caption", count=len(rows)))
 with add_tab:

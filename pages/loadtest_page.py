@@ -41,6 +41,7 @@ with middle:
         t("lt.distribution"), LENGTH_DISTRIBUTIONS, key="lt_dist", bind="query-params", help=t("lt.distribution_help")
     )
     spread = number(t("lt.spread"), "spread", 0.5, 0.0, 3.0)
+    st.caption(t("lt.own_lengths"))  # the sidebar's lengths sit beside these: this page does not use them
 with right:
     ttft_ms = number(t("lt.ttft_slo"), "ttft_ms", 1000.0, 0.0, 3_600_000.0)
     tpot_ms = number(t("lt.tpot_slo"), "tpot_ms", 50.0, 0.0, 3_600_000.0)

@@ -12,15 +12,16 @@ from ui.calibration import apply_calibration
 from ui.i18n import t
 from ui.safe import escape_markdown
 from ui.sidebar import require_scenario
-from ui.validation_cache import source_count, validation_frame, validation_summary
+from ui.validation_cache import shown_metric, shown_rows, source_count, validation_frame, validation_summary
 
 st.title(t("val.title"))
 st.caption(t("val.subtitle"))
 
-frame = validation_frame()
+frame = shown_rows(validation_frame())  # kinds and metrics in words, engines by their names
 summary = pd.DataFrame(validation_summary())
 if len(summary):
     summary["scope"] = summary["scope"].map(lambda scope: t(f"val.scope_{scope}"))
+    summary["metric"] = summary["metric"].map(shown_metric)
 st.subheader(t("val.summary"))
 st.dataframe(
     summary,
@@ -44,6 +45,14 @@ with st.expander(t("val.rows", count=len(frame))):
         width="stretch",
         key="val_rows",
         column_config={
+            "id": t("val.col_id"),
+            "kind": t("val.col_kind"),
+            "engine": t("val.col_engine"),
+            "gpu": "GPU",
+            "model": t("sidebar.model"),
+            "metric": t("val.metric"),
+            "measured": t("val.measured"),
+            "source_group": t("val.col_source_group"),
             "source_url": st.column_config.LinkColumn(t("catalog.source")),
             "error": st.column_config.NumberColumn(t("val.held_out_error"), format="percent"),
             "predicted": t("val.held_out_predicted"),
@@ -73,7 +82,7 @@ if fits:
         source=" + ".join(f.calibration.source for f in fits),
     )
     rows = [
-        {t("val.metric"): metric, t("val.before"): before, t("val.after"): fit.after[metric]}
+        {t("val.metric"): shown_metric(metric), t("val.before"): before, t("val.after"): fit.after[metric]}
         for fit in fits
         for metric, before in fit.before.items()
     ]

@@ -20,11 +20,12 @@ PAGES = [
     "pages/loadtest_page.py",
     "pages/validation_page.py",
     "pages/learn_page.py",
+    "pages/workshop_page.py",
     "pages/compare_page.py",
     "pages/catalog_page.py",
 ]
 DEFAULT = {"model": "llama-3.1-8b", "gpu": "a10", "max_model_len": 4096}  # auto for 2048 + 512
-DEFAULT_WORK = Workload(input_len=2048, output_len=512, batch=16)
+DEFAULT_WORK = Workload(input_len=2048, output_len=512, batch=8)  # fits: the A10 holds 11 such requests
 
 
 def shown(element) -> str:
@@ -58,7 +59,7 @@ def _warm_process() -> None:
         _warmed.append(True)
         warm = AppTest.from_file(APP, default_timeout=30)
         warm.run()
-        warm.slider(key="batch").set_value(2).run()
+        warm.number_input(key="batch").set_value(2).run()
 
 
 def open_app(**query) -> AppTest:

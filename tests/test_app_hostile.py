@@ -49,7 +49,7 @@ NINE_LAYERS = {
     ],
 )
 def test_hostile_config_pastes_are_messages_and_render_nothing(app, text, message):
-    app.slider(key="batch").set_value(5).run()
+    app.number_input(key="batch").set_value(5).run()
     open_form(app, "import")
     app.text_area(key="sidebar_paste").input(text)
     app.button(key="sidebar_add_model").click().run()
@@ -58,7 +58,7 @@ def test_hostile_config_pastes_are_messages_and_render_nothing(app, text, messag
     assert errors
     # user text is escaped: no live link, HTML tag or emphasis reaches the Markdown renderer
     assert not re.search(r"(?<!\\)\[click\]|(?<!\\)<script", errors[0].value)
-    assert app.slider(key="batch").value == 5 and metrics(app)["Fits"] in ("yes", "no")
+    assert app.number_input(key="batch").value == 5 and metrics(app)["Fits"] in ("yes", "no")
 
 
 @pytest.mark.parametrize("path", ["/etc/passwd", str(DATA / "tiny_llama_config.json"), "../pyproject.toml"])

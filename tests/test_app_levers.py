@@ -36,7 +36,7 @@ def test_no_lever_is_on_by_default_and_the_panel_says_where_they_are(app):
 def test_turning_on_speculative_decoding_gives_cores_numbers(app, deploy, catalog):
     from core.levers.settings import Speculative
 
-    app.slider(key="batch").set_value(1)
+    app.number_input(key="batch").set_value(1)
     app.selectbox(key="spec").set_value("draft").run()
     assert not app.exception
     assert app.selectbox(key="draft").value == "llama-3.2-1b"  # the smallest model with Llama-3's vocabulary

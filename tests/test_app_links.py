@@ -16,7 +16,7 @@ def notices(at) -> list[str]:
 
 
 def test_values_a_link_cannot_honour_are_named_with_what_the_input_takes():
-    at = open_app(batch="-5", util="1.5", tp="0", eff_compute="7", block="7", input_len="1800")
+    at = open_app(batch="-5", util="1.5", tp="0", eff_compute="7", block="7", input_len="200000", output_len="1e999")
     [notice] = notices(at)
     for line in (
         "`batch=-5` ignored: must be 1-1024",
@@ -24,23 +24,36 @@ def test_values_a_link_cannot_honour_are_named_with_what_the_input_takes():
         "`tp=0` ignored: must be 1, 2, 4, 8",
         "`eff_compute=7` ignored: must be 0.05-1",
         "`block=7` ignored: must be auto, 8, 16, 32, 64, 128",
-        "`input_len=1800` ignored: must be 64-",
+        "`input_len=200000` ignored: must be 1-163,840",
+        "`output_len=1e999` ignored: must be 1-163,840",  # Streamlit's integer input raised on it
     ):
         assert line in notice, line
     # the inputs opened at their defaults and the page works
-    assert at.slider(key="batch").value == 16 and metrics(at)["Fits"] in ("yes", "no")
+    assert at.number_input(key="batch").value == 8 and metrics(at)["Fits"] == "yes"
     # dismissed, it is gone and stays gone
     at.button(key="link_dismiss").click().run()
     assert not notices(at)
-    at.slider(key="batch").set_value(8).run()
+    at.number_input(key="batch").set_value(4).run()
     assert not notices(at)
 
 
 def test_values_a_link_honours_raise_no_notice_even_at_their_default_or_minimum():
     # Streamlit drops a bound value equal to the default from the URL: that is not "ignored"
-    at = open_app(batch="16", util="0.9", input_len="2048", weights="auto", eff_request="0", eff_compute="0.05")
+    at = open_app(batch="8", util="0.9", input_len="2048", weights="auto", eff_request="0", eff_compute="0.05")
     assert not notices(at)
     assert at.slider(key="eff_request").value == 0.0 and at.slider(key="eff_compute").value == 0.05
+
+
+def test_lengths_and_batches_off_the_slider_steps_and_links_from_before_are_taken():
+    # lengths and batches off the sliders' steps, typed or from a link, are taken as they are
+    at = open_app(batch="5", input_len="1800", output_len="250")
+    assert not notices(at)
+    assert [at.number_input(key=k).value for k in ("batch", "input_len", "output_len")] == [5, 1800, 250]
+    # links from before the inputs took any integer keep opening the same view
+    at = open_app(batch="16", input_len="4096", output_len="1024", lang="zh")
+    assert not at.warning or not any("此链接" in w.value for w in at.warning)
+    assert [at.number_input(key=k).value for k in ("batch", "input_len", "output_len")] == [16, 4096, 1024]
+    assert at.segmented_control(key="lang").value == "zh"
 
 
 def test_a_page_input_from_the_link_is_judged_when_its_page_runs():
@@ -104,3 +117,14 @@ def test_a_damaged_model_token_is_a_notice_not_a_traceback():
     assert "`mcfg=not-a-token…` ignored" in notice
     assert "`model=tiny llama` ignored" in notice
     assert at.session_state["model"] == "llama-3.1-8b"
+
+
+def test_the_language_switch_shows_each_language_by_its_name_and_the_link_keeps_its_code():
+    at = open_app(lang="zh")
+    switch = at.segmented_control(key="lang")
+    assert switch.options == ["English", "中文"] and switch.value == "zh"
+    assert at.query_params["lang"] in ("zh", ["zh"])
+    switch.set_value("en").run()
+    assert "lang" not in at.query_params and at.title[0].value == "LLM Inference Tradeoff Explorer"
+    at.segmented_control(key="lang").set_value("zh").run()
+    assert at.query_params["lang"] in ("zh", ["zh"]) and at.title[0].value == "大模型推理权衡探索器"

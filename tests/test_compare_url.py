@@ -37,7 +37,7 @@ def compare_page(**query) -> AppTest:
 def save_two(at: AppTest) -> None:
     """Save the default scenario, then the same at batch 4."""
     at.button(key="save_scenario").click().run()
-    at.slider(key="batch").set_value(4).run()
+    at.number_input(key="batch").set_value(4).run()
     at.button(key="save_scenario").click().run()
     assert not at.exception and len(at.session_state["saved"]) == 2
 
@@ -154,7 +154,7 @@ def test_the_exports_carry_date_version_link_and_inputs(monkeypatch, downloads):
     md = downloads["llm-compare.md"]
     assert made in md.splitlines()
     assert f"Reopen this view: <{link}>" in md.splitlines()
-    assert "| Requests at once (batch) | 16 | 4 |" in md
+    assert "| Requests at once (batch) | 8 | 4 |" in md
     assert "| Prompt length | 2,048 tokens | 2,048 tokens |" in md
     assert "| Model | Llama-3.1-8B (llama-3.1-8b) | Llama-3.1-8B (llama-3.1-8b) |" in md
     table = at.dataframe[0].value
@@ -164,7 +164,7 @@ def test_the_exports_carry_date_version_link_and_inputs(monkeypatch, downloads):
     rows = list(csv.reader(io.StringIO(downloads["llm-compare.csv"])))
     assert ["generated_at", generated_at()] in rows and ["tool_version", tool_version()] in rows
     assert ["link", link] in rows
-    assert ["Requests at once (batch)", "16", "4"] in rows
+    assert ["Requests at once (batch)", "8", "4"] in rows
     assert ["TTFT", *table.loc["TTFT"]] in rows
 
     data = json.loads(downloads["llm-compare.json"])
@@ -181,7 +181,7 @@ def test_the_exports_follow_the_language(downloads):
     assert not at.exception
     md = downloads["llm-compare.md"]
     assert md.startswith("# 场景对比报告")
-    assert "重新打开此视图：<" in md and "| 同时处理的请求数（batch） | 16 |" in md
+    assert "重新打开此视图：<" in md and "| 同时处理的请求数（batch） | 8 |" in md
 
 
 def test_inputs_line_up_by_label_and_markdown_cells_are_escaped(deploy):

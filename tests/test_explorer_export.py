@@ -23,6 +23,8 @@ from core.spec.deployment import Workload
 from tests.app_helpers import DEFAULT, DEFAULT_WORK, open_app
 
 LINK = "http://localhost:8501/explorer?model=llama-3.1-8b&gpu=a10&batch=16"
+OVER = Workload(input_len=2048, output_len=512, batch=16)
+"""More requests than the A10 holds (11): the export of a scenario that does not fit."""
 EPOCH = "1767225600"  # 2026-01-01 00:00 UTC
 GPU_PARTS = ("weights", "activations", "overhead", "kv_cache", "proposer", "lora", "attention_scores")
 
@@ -35,13 +37,13 @@ def fixed_date(monkeypatch):
 @pytest.fixture
 def a10(deploy):
     """Llama 3.1 8B on an A10: 16 requests of 2560 tokens do not fit its KV budget."""
-    return estimate(deploy(**DEFAULT), DEFAULT_WORK)
+    return estimate(deploy(**DEFAULT), OVER)
 
 
 @pytest.fixture
 def h100(deploy):
     """The same workload on an H100: fits."""
-    return estimate(deploy(model="llama-3.1-8b", gpu="h100-sxm", max_model_len=8192), DEFAULT_WORK)
+    return estimate(deploy(model="llama-3.1-8b", gpu="h100-sxm", max_model_len=8192), OVER)
 
 
 def rows(text: str) -> list[dict[str, str]]:
@@ -198,7 +200,7 @@ def test_the_explorer_offers_the_four_files(monkeypatch, lang):
     real = export.export_document
     monkeypatch.setattr(DeltaGenerator, "download_button", record)
     monkeypatch.setattr(export, "export_document", spy)
-    at = open_app(batch="8", **({"lang": lang} if lang != "en" else {}))
+    at = open_app(batch="4", **({"lang": lang} if lang != "en" else {}))  # not the default: in the link
     at.context["url"] = "http://localhost:8501/explorer"
     at.run()
     assert not at.exception
@@ -212,8 +214,8 @@ def test_the_explorer_offers_the_four_files(monkeypatch, lang):
         files[ext] = data[f"explorer_download_{ext}"]()  # what a click downloads
     assert len(built) == 1  # one document for the four files
     result, link, used, _ = built[0]
-    assert used == lang and result.workload.batch == 8
-    assert link.startswith("http://localhost:8501/explorer?") and "batch=8" in link  # the view's query
+    assert used == lang and result.workload.batch == 4
+    assert link.startswith("http://localhost:8501/explorer?") and "batch=4" in link  # the view's query
     assert message("report.model", lang) in files["md"]
     assert json.loads(files["json"])["estimate"] == estimate_to_dict(result)
     assert link in files["md"]

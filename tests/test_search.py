@@ -255,16 +255,15 @@ def test_the_sidebar_takes_data_parallel_ranks_for_moe_models(deploy):
     """dp from the link reaches the Explorer's numbers (weights per GPU as core computes them for
     tp 1 x dp 8); a dense model has no dp input."""
     from core.estimate.result import estimate
-    from core.spec.deployment import Workload
     from core.spec.engine import Parallelism
-    from tests.app_helpers import metrics, open_app
+    from tests.app_helpers import DEFAULT_WORK, metrics, open_app
 
     at = open_app(model="Qwen3-30B-A3B", gpu="NVIDIA H100 SXM5 80GB", tp="1", dp="4")
     assert at.sidebar.selectbox(key="dp").value == 4
     dep = dataclasses.replace(
         deploy(model="qwen3-30b-a3b", gpu="h100-sxm", max_model_len=4096), parallel=Parallelism(tp=1, dp=4)
     )
-    expected = estimate(dep, Workload(input_len=2048, output_len=512, batch=16))
+    expected = estimate(dep, DEFAULT_WORK)  # the sidebar's lengths and batch
     from ui import fmt
 
     assert metrics(at)["TPOT"] == fmt.duration(expected.latency.tpot_s)

@@ -50,7 +50,8 @@ def _batched_tokens(p: dict) -> str:
 
 def _label(p: dict, gpus: dict[str, str]) -> str:
     layout = f"{_split(p)} · {_layout(p)}"
-    chunk = "" if p.get("batched_tokens_default", True) else f" · {p['max_num_batched_tokens']:,} batched tokens"
+    tokens = f"{p['max_num_batched_tokens']:,}" if not p.get("batched_tokens_default", True) else ""
+    chunk = f" · {t('search.batched', tokens=tokens)}" if tokens else ""
     return f"{gpus[p['gpu']]} × {p['num_gpus']} · {layout} · {p['weight_dtype']}/{p['kv_dtype']}{chunk}"
 
 

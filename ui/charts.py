@@ -13,6 +13,7 @@ from core.estimate.result import Estimate
 from core.spec import units
 from ui.figure import Figure
 from ui.i18n import t
+from ui.ticks import log_ticks
 
 COLORS = {
     "weights": "#1f4e9c",
@@ -61,6 +62,25 @@ def reference_line(figure: Figure, *, x=None, y=None, dash: str, color: str, tex
 
 
 LAYOUT = {"margin": {"t": 50, "b": 50, "l": 60, "r": 20}, "legend": {"orientation": "h", "y": -0.25}}
+MAX_DECADES_AT_125 = 4
+"""A log axis spanning more decades than this is ticked at powers of ten only (1-2-5 would crowd it)."""
+
+
+def log_axis(title: str, *series) -> dict:
+    """A log axis titled ``title``, ticked 1, 2, 5, 10, 20, 50, ... over the positive values of
+    ``series`` (plotly's own log ticks read "2 3 ... 9 1 2 3" or "100, 5, 2, 10, 5"). A range with
+    fewer than two such ticks keeps plotly's."""
+    values = np.concatenate([np.ravel(np.asarray(s, dtype=float)) for s in series]) if series else np.array([])
+    values = values[np.isfinite(values) & (values > 0)]
+    axis: dict = {"type": "log", "title": title}
+    if not values.size:
+        return axis
+    low, high = float(values.min()), float(values.max())
+    ticks = log_ticks(low, high)
+    if np.log10(high / low) > MAX_DECADES_AT_125:
+        kept = [i for i, v in enumerate(ticks["tickvals"]) if float(np.log10(v)).is_integer()]
+        ticks = {key: [ticks[key][i] for i in kept] for key in ticks}
+    return axis | ticks if len(ticks["tickvals"]) >= 2 else axis
 
 
 def _gib(value: float) -> float:
@@ -146,8 +166,8 @@ def concurrency_curve(lengths: np.ndarray, counts: np.ndarray, current_len: int,
     )
     figure.update_layout(
         height=320,
-        xaxis={"type": "log", "title": t("concurrency.length_axis")},
-        yaxis={"type": "log", "title": t("concurrency.requests")},
+        xaxis=log_axis(t("concurrency.length_axis"), lengths, [current_len]),
+        yaxis=log_axis(t("concurrency.requests"), counts, [current]),
         title=t("concurrency.curve_title"),
         **LAYOUT,
     )
@@ -169,10 +189,15 @@ def tradeoff_figure(scores: dict[str, float]) -> go.Figure:
     )
     figure.update_layout(
         height=320,
-        polar={"radialaxis": {"range": [0, 1], "tickformat": ".0%"}},
+        # memory on top, its label centred above the circle; the side margins hold the other two
+        # labels at the lower corners, in a third of the page's width (it was clipped at the right)
+        polar={
+            "radialaxis": {"range": [0, 1], "tickformat": ".0%", "angle": 270, "tickangle": -90},
+            "angularaxis": {"rotation": 90, "direction": "clockwise"},
+        },
         showlegend=False,
         title=t("tradeoff.title"),
-        margin={"t": 60, "b": 30, "l": 40, "r": 40},
+        margin={"t": 80, "b": 40, "l": 80, "r": 80},
     )
     return figure.build()
 
@@ -204,8 +229,8 @@ def roofline_figure(peak_flops: float, bandwidth: float, points: dict[str, tuple
         )
     figure.update_layout(
         height=380,
-        xaxis={"type": "log", "title": t("roofline.x")},
-        yaxis={"type": "log", "title": t("roofline.y")},
+        xaxis=log_axis(t("roofline.x"), intensity, [x for x, _ in points.values()]),
+        yaxis=log_axis(t("roofline.y"), attainable, [y / units.TERA for _, y in points.values()]),
         title=t("roofline.title"),
         **LAYOUT,
     )

@@ -12,6 +12,8 @@ from ui.figure import Figure
 from ui.i18n import t
 from ui.speed_charts import shown_batches
 
+KV_PARTS = ("kv_used", "kv_over", "kv_free")
+
 
 def compare_curves(curves: list[tuple[str, Sweep, int]]) -> go.Figure:
     """Throughput against TPOT of several scenarios (each a one-prompt-length sweep) and their points."""
@@ -49,24 +51,71 @@ def compare_curves(curves: list[tuple[str, Sweep, int]]) -> go.Figure:
 
 
 def compare_memory(results: list[tuple[str, Estimate]]) -> go.Figure:
-    """One GPU's memory of each scenario as stacked bars: weights, peak, overhead, KV in use and free."""
+    """One GPU's memory of each scenario as stacked bars: weights, peak, overhead, the levers' parts,
+    KV in use (beyond the budget in red) and free, a tick at each GPU's engine limit; a scenario that
+    does not fit is named in red above its bar and under it."""
     figure = Figure()
     labels = [label for label, _ in results]
-    for key, getter in (
-        ("weights", lambda m: m.weights),
-        ("activations", lambda m: m.activations),
-        ("overhead", lambda m: m.overhead),
-        ("kv_used", lambda m: min(m.kv_in_use, max(m.kv_budget, 0.0))),
-        ("kv_free", lambda m: max(m.kv_budget - m.kv_in_use, 0.0)),
-    ):
+    stacks = [_stack(r.memory) for _, r in results]
+    levers = dict.fromkeys(key for stack in stacks for key in stack if key not in KV_PARTS)
+    for key in (*levers, *KV_PARTS):  # the KV cache on top, as on the Explorer
+        heights = [stack.get(key, 0.0) / units.GiB for stack in stacks]
+        if not any(heights):
+            continue
         figure.add_bar(
             x=labels,
-            y=[getter(r.memory) / units.GiB for _, r in results],
+            y=heights,
             name=t(f"memory.{key}"),
             marker_color=COLORS[key],
             hovertemplate="%{x}: %{y:.2f} GiB<extra></extra>",
         )
+    figure.add_scatter(
+        x=labels,
+        y=[(r.memory.capacity - r.memory.driver_reserved - r.memory.held_back) / units.GiB for _, r in results],
+        mode="markers",
+        name=t("memory.engine_limit"),
+        marker={"symbol": "line-ew", "size": 44, "color": "#111827", "line": {"width": 3, "color": "#111827"}},
+        hovertemplate="%{x}: %{y:.2f} GiB<extra></extra>",
+    )
+    for (label, r), stack in zip(results, stacks, strict=True):
+        if not r.fits:
+            figure.layout.setdefault("annotations", []).append(
+                {
+                    "xref": "x",
+                    "yref": "y",
+                    "x": label,
+                    "y": sum(stack.values()) / units.GiB,
+                    "text": t("compare.does_not_fit"),
+                    "showarrow": False,
+                    "yanchor": "bottom",
+                    "font": {"color": COLORS["kv_over"], "size": 13},
+                }
+            )
     figure.update_layout(
-        barmode="stack", height=380, yaxis_title=t("compare.memory_axis"), title=t("compare.memory_title"), **LAYOUT
+        barmode="stack",
+        height=380,
+        yaxis_title=t("compare.memory_axis"),
+        title=t("compare.memory_title"),
+        # categories: plotly reads "#1", "#2" as the numbers 1, 2 otherwise
+        xaxis={"type": "category", "tickvals": labels, "ticktext": [_tick(label, r.fits) for label, r in results]},
+        **LAYOUT,
     )
     return figure.build()
+
+
+def _stack(m) -> dict[str, float]:
+    """One GPU's memory as the Explorer stacks it [bytes], by part."""
+    budget = max(m.kv_budget, 0.0)
+    return {
+        "weights": m.weights,
+        "activations": m.activations,
+        "overhead": m.overhead,
+        **{p.name: p.bytes for p in m.parts if p.on_gpu},
+        "kv_used": min(m.kv_in_use, budget),
+        "kv_over": max(m.kv_in_use - budget - m.host_kv, 0.0),
+        "kv_free": max(budget - m.kv_in_use, 0.0),
+    }
+
+
+def _tick(label: str, fits: bool) -> str:
+    return label if fits else f'<span style="color:{COLORS["kv_over"]}">{label} ✗</span>'

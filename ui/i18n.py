@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.messages import LANGUAGES, Notice, message
 
-LANGUAGE_NAMES = {"en": "English", "zh": "简体中文"}
+LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 if set(LANGUAGE_NAMES) != set(LANGUAGES):
     raise RuntimeError("ui.i18n.LANGUAGE_NAMES and the message catalog's languages differ")
 

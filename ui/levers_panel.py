@@ -12,7 +12,7 @@ from core.spec import units
 from core.spec.deployment import Deployment, Workload
 from core.timing.phases import decode_step_time
 from ui import fmt
-from ui.charts import LAYOUT, PALETTE, reference_line
+from ui.charts import LAYOUT, PALETTE, log_axis, reference_line
 from ui.figure import Figure
 from ui.i18n import t
 
@@ -154,7 +154,7 @@ def speculation_figure(dep: Deployment, work: Workload) -> go.Figure:
     reference_line(figure, x=work.batch, dash="dash", color="#111827")
     figure.update_layout(
         title=t("levers.spec_chart"),
-        xaxis={"title": t("sidebar.batch"), "type": "log"},
+        xaxis=log_axis(t("sidebar.batch"), SPEC_BATCHES),
         yaxis={"title": "TPOT [ms]", "rangemode": "tozero"},
         yaxis2={"title": t("levers.spec_gain"), "overlaying": "y", "side": "right", "rangemode": "tozero"},
         height=360,

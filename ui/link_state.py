@@ -14,6 +14,7 @@ another session, which rides in the ``mcfg`` parameter as its compressed config
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -49,7 +50,12 @@ def open_link(models: dict, gpus: dict) -> None:
             st.query_params[key] = entries[raw].name
             st.session_state[OPENED][key] = entries[raw].name
             renamed = True
-    if renamed:  # the lists' bindings read the URL as the run started: run again on the names
+    # Streamlit's integer inputs raise OverflowError on an infinite value (batch=1e999) instead of
+    # ignoring it: it leaves the URL before any input reads it, and is judged as opened
+    infinite = [key for key, raw in st.query_params.items() if key not in NAMED and _infinite(raw)]
+    for key in infinite:
+        del st.query_params[key]
+    if renamed or infinite:  # the bindings read the URL as the run started: run again on the new one
         st.rerun()
     token = st.query_params.get(MODEL_PARAM)
     if token and st.session_state.get("link_model_restored") != token:
@@ -115,6 +121,13 @@ def show_ignored() -> None:
 def _ignore(key: str, raw: str, domain: str) -> None:
     shown = escape_markdown(raw if len(raw) <= 40 else raw[:40] + "…")
     st.session_state.setdefault(IGNORED, []).append(t("link.ignored", param=key, value=shown, domain=domain))
+
+
+def _infinite(raw: str) -> bool:
+    try:
+        return math.isinf(float(raw))
+    except ValueError:
+        return False
 
 
 def _holds(raw: str, value: Any, label: str | None) -> bool:

@@ -21,6 +21,7 @@ from core.spec.model import ModelSpec
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
 from core.spec.support import kv_for
 from core.validation.calibrate import Calibration
+from ui import url_inputs
 from ui.custom import custom_gpu_form, import_model_form
 from ui.engine_inputs import AUTO, LENGTHS, engine_domains, engine_inputs, reset_engine_fraction, reset_for_gpu
 from ui.i18n import LANGUAGE_NAMES, t
@@ -29,9 +30,14 @@ from ui.link_state import link_imported_model, open_link
 from ui.model_search import clear_search, model_search_box, searched_model
 from ui.safe import escape_markdown
 
-DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 16}
+DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 8}
+"""The scenario a fresh session opens with: one that fits (an A10 holds 11 such requests at once)."""
 GPU_COUNTS = (1, 2, 4, 8)
 BATCH_RANGE = (1, 1024)
+BATCH_STEPS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+"""The batch slider's steps, about 1.5x apart: 1-8 one step each instead of a few pixels of a linear
+slider; any other count is typed in the number input beneath it."""
+LENGTH_RANGE = (1, LENGTHS[-1])
 
 
 @dataclass(frozen=True)
@@ -54,15 +60,9 @@ def render_sidebar(catalog: Catalog) -> None:
     with st.sidebar:
         # Bound widgets write their *displayed* option to the URL, so every bound widget shows
         # language-independent labels (ids, names, dtype names) and links survive a language switch.
-        st.segmented_control(
-            "Language / 语言",
-            list(LANGUAGE_NAMES),
-            default="en",
-            key="lang",
-            bind="query-params",
-            required=True,
-            help=" / ".join(f"{code}: {name}" for code, name in LANGUAGE_NAMES.items()),
-        )
+        # the language's own names on the buttons, its code in the URL (lang=zh): kept there by hand,
+        # as a bound widget would write the name it shows
+        url_inputs.choice("lang", "lang", "Language / 语言", list(LANGUAGE_NAMES), LANGUAGE_NAMES.get)
         st.header(t("sidebar.scenario"))
         model_search_box(models)
         model_id = st.selectbox(
@@ -122,19 +122,16 @@ def render_sidebar(catalog: Catalog) -> None:
         kv_name = st.selectbox(
             t("sidebar.kv"), [AUTO, *KV_PRECISIONS], key="kv", bind="query-params", help=t("sidebar.kv_help")
         )
-        input_len = st.select_slider(
-            t("sidebar.input_len"), LENGTHS, value=DEFAULTS["input_len"], key="input_len", bind="query-params"
+        # slider steps for quick moves, any integer typed beneath (ui.url_inputs.stepped_int)
+        length_help = t("sidebar.length_help")
+        input_len = url_inputs.stepped_int(
+            "input_len", t("sidebar.input_len"), LENGTHS, DEFAULTS["input_len"], *LENGTH_RANGE, length_help
         )
-        output_len = st.select_slider(
-            t("sidebar.output_len"), LENGTHS, value=DEFAULTS["output_len"], key="output_len", bind="query-params"
+        output_len = url_inputs.stepped_int(
+            "output_len", t("sidebar.output_len"), LENGTHS, DEFAULTS["output_len"], *LENGTH_RANGE, length_help
         )
-        batch = st.slider(
-            t("sidebar.batch"),
-            *BATCH_RANGE,
-            DEFAULTS["batch"],
-            key="batch",
-            bind="query-params",
-            help=t("sidebar.batch_help"),
+        batch = url_inputs.stepped_int(
+            "batch", t("sidebar.batch"), BATCH_STEPS, DEFAULTS["batch"], *BATCH_RANGE, t("sidebar.batch_help")
         )
         with st.expander(t("sidebar.engine")):
             engine = engine_inputs(model, gpus[gpu_id], tp)
@@ -193,7 +190,7 @@ def link_checks(catalog: Catalog) -> tuple[dict, dict[str, str]]:
         "gpu": lambda i: gpus[i].name if i in gpus else i,
     }
     counts = ", ".join(map(str, GPU_COUNTS))
-    lengths = f"{LENGTHS[0]:,}-{LENGTHS[-1]:,} " + t("link.on_steps")
+    lengths = "{:,}-{:,}".format(*LENGTH_RANGE)
     domains = {
         "model": t("link.model_domain"),
         "gpu": t("link.gpu_domain"),

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from core.serving.load_sweep import LoadSweep
 from core.serving.sim_result import SimResult
 from core.spec import units
-from ui.charts import LAYOUT
+from ui.charts import LAYOUT, log_axis
 from ui.figure import Figure
 from ui.i18n import t
 
@@ -93,8 +93,8 @@ def sweep_figure(sweep: LoadSweep, ttft_slo_s: float | None) -> go.Figure:
         )
     figure.update_layout(
         height=400,
-        xaxis={"type": "log", "title": t("lt.rate_axis")},
-        yaxis={"type": "log", "title": "TTFT [ms]"},
+        xaxis=log_axis(t("lt.rate_axis"), rates),
+        yaxis=log_axis("TTFT [ms]", [low, high], [ttft_slo_s / units.MS] if ttft_slo_s is not None else []),
         title=t("lt.sweep_title"),
         **LAYOUT,
     )
@@ -110,8 +110,8 @@ def sweep_throughput_figure(sweep: LoadSweep) -> go.Figure:
     figure.add_scatter(x=rates, y=rates, mode="lines", name=t("lt.offered"), line={"dash": "dot"})
     figure.update_layout(
         height=400,
-        xaxis={"type": "log", "title": t("lt.rate_axis")},
-        yaxis={"type": "log", "title": t("lt.throughput_axis")},
+        xaxis=log_axis(t("lt.rate_axis"), rates),
+        yaxis=log_axis(t("lt.throughput_axis"), rates, [p.request_throughput_per_s for p in sweep.points]),
         title=t("lt.throughput_title"),
         **LAYOUT,
     )
@@ -136,10 +136,11 @@ def parity_figure(frame) -> go.Figure:
         figure.add_scatter(
             x=[low, high], y=[low, high], mode="lines", name=t("val.diagonal"), line={"dash": "dot", "color": "#64748b"}
         )
+    both = (frame["measured"], frame["predicted"]) if len(frame) else ()
     figure.update_layout(
         height=460,
-        xaxis={"type": "log", "title": t("val.measured")},
-        yaxis={"type": "log", "title": t("val.predicted")},
+        xaxis=log_axis(t("val.measured"), *both),  # the same ticks on both axes: the diagonal reads true
+        yaxis=log_axis(t("val.predicted"), *both),
         title=t("val.parity_title"),
         **LAYOUT,
     )

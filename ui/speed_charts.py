@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from core.estimate.sweep import Sweep
 from core.spec import units
-from ui.charts import LAYOUT
+from ui.charts import LAYOUT, log_axis
 from ui.figure import Figure
 from ui.i18n import t
 
@@ -116,8 +116,8 @@ def ttft_figure(grid: Sweep, batch: int, input_len: int) -> go.Figure:
     )
     figure.update_layout(
         height=380,
-        xaxis={"type": "log", "title": t("ttft.batch_axis")},
-        yaxis={"type": "log", "title": t("ttft.ttft_axis")},
+        xaxis=log_axis(t("ttft.batch_axis"), grid.batches),
+        yaxis=log_axis(t("ttft.ttft_axis"), grid.ttft_s / units.MS),
         title=t("ttft.title"),
         **LAYOUT,
     )

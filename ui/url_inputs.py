@@ -31,3 +31,36 @@ def choice(key: str, param: str, label: str, options: Sequence[str], format_func
     else:
         st.query_params[param] = value
     return value
+
+
+def stepped_int(
+    key: str, label: str, steps: Sequence[int], default: int, low: int, high: int, help: str | None = None
+) -> int:
+    """An integer from ``low`` to ``high``: a slider over ``steps`` (roughly log-spaced, so small
+    values are as easy to hit as large ones) above a number input that takes any integer typed.
+
+    The number input holds the value and is bound to the URL under ``key`` (links keep their
+    parameter names); the slider, keyed ``<key>_steps`` and kept out of the URL, follows it, with
+    the current value among its steps, and moving it sets the number. The number input runs first,
+    so the slider shows the value a link just opened with, and is drawn under the slider (which
+    fills a container made before it)."""
+    top = st.container()
+    value = st.number_input(
+        label,
+        min_value=low,
+        max_value=high,
+        value=default,
+        step=1,
+        key=key,
+        bind="query-params",
+        label_visibility="collapsed",
+    )
+    slider = f"{key}_steps"
+    st.session_state[slider] = value
+    top.select_slider(label, sorted({*steps, value}), key=slider, on_change=_follow, args=(slider, key), help=help)
+    return value
+
+
+def _follow(source: str, target: str) -> None:
+    """A slider's callback: the number input it drives takes the slider's value."""
+    st.session_state[target] = st.session_state[source]
