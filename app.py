@@ -45,6 +45,12 @@ PAGES = [
     ),
     st.Page(HERE / "pages" / "learn_page.py", title=t("nav.learn"), icon=":material/school:", url_path="learn"),
     st.Page(
+        HERE / "pages" / "workshop_page.py",
+        title=t("workshop.nav"),
+        icon=":material/assignment:",
+        url_path="workshop",
+    ),
+    st.Page(
         HERE / "pages" / "compare_page.py", title=t("nav.compare"), icon=":material/compare_arrows:", url_path="compare"
     ),
     st.Page(HERE / "pages" / "catalog_page.py", title=t("nav.catalog"), icon=":material/list:", url_path="catalog"),

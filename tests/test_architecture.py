@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "core"
 MAX_LINES = 300
-PACKAGES = ("spec", "memory", "timing", "levers", "estimate", "serving", "planning", "validation", "cli")
+PACKAGES = ("spec", "memory", "timing", "levers", "estimate", "serving", "planning", "validation", "teaching", "cli")
 SOURCES = [
     *sorted(p for d in ("core", "ui", "pages", "tests", "bench") for p in (ROOT / d).rglob("*.py")),
     ROOT / "app.py",

@@ -1,0 +1,175 @@
+"""The Workshop page's parts: the exercise chooser (``?exercise=N``), the button that loads an
+exercise's scenario into the sidebar, its links, the answer from :mod:`core.teaching.answers`, and
+the handout's downloads."""
+
+from __future__ import annotations
+
+import functools
+
+import streamlit as st
+
+from core.spec.engine import default_efficiency
+from core.spec.engine_defaults import default_memory_fraction
+from core.spec.release import current_release
+from core.teaching.answers import answer, page_inputs
+from core.teaching.exercises import AUTO, Exercise, app_root, exercise
+from core.teaching.handout import FILE_STEM, MIME_TYPES, RENDERERS, markdown_steps, scenario_words
+from core.teaching.text import Answer
+from ui.engine_inputs import EFFICIENCY_SLIDERS
+from ui.i18n import lang, t
+from ui.levers import OFF
+from ui.model_search import SEARCH_KEY
+from ui.safe import escape_markdown
+from ui.sim_inputs import PREFIX as LOAD_TEST_PREFIX
+
+CHOOSER = "exercise"
+"""Session key and URL parameter of the chosen exercise (its number)."""
+LOADED = "workshop_loaded"
+PAGE_FILES = {
+    "explorer": ("pages/explorer_page.py", "nav.explorer"),
+    "learn": ("pages/learn_page.py", "nav.learn"),
+    "plan": ("pages/plan_page.py", "nav.plan"),
+    "load-test": ("pages/loadtest_page.py", "nav.loadtest"),
+}
+LEVERS_OFF = {
+    "spec": OFF,
+    "prefix": 0,
+    "prefix_hit": 0.0,
+    "offload_w": 0.0,
+    "offload_kv": 0.0,
+    "lora_n": 0,
+    "attn": "flash",
+}
+"""The Optimizations section's inputs with every lever off (their defaults)."""
+
+
+def chosen_exercise(exercises: tuple[Exercise, ...]) -> Exercise:
+    """The exercise chosen in a row of radio buttons, kept in the URL as ``exercise`` (the first one
+    left out); a link's value is judged with the sidebar's (ui.link_state)."""
+    numbers = [str(ex.number) for ex in exercises]
+    if CHOOSER not in st.session_state:
+        raw = st.query_params.get(CHOOSER, numbers[0])
+        st.session_state[CHOOSER] = raw if raw in numbers else numbers[0]
+    titles = {str(ex.number): t(ex.title) for ex in exercises}
+    value = st.radio(
+        t("workshop.chooser"), numbers, key=CHOOSER, horizontal=True, format_func=lambda n: f"{n}. {titles[n]}"
+    )
+    if value == numbers[0]:
+        st.query_params.pop(CHOOSER, None)
+    else:
+        st.query_params[CHOOSER] = value
+    return exercises[numbers.index(value)]
+
+
+def sidebar_values(ex: Exercise) -> dict[str, object]:
+    """Every sidebar input the scenario sets, with the engine settings and the levers at their
+    defaults (as a fresh session has them), by widget key."""
+    scenario = ex.scenario
+    dep, _ = scenario.build()
+    release = current_release()
+    efficiency = default_efficiency(dep.gpu.memory_type, release)
+    values: dict[str, object] = {
+        SEARCH_KEY: "",
+        "model": scenario.model,
+        "gpu": scenario.gpu,
+        "tp": scenario.tp,
+        "dp": 1,
+        "weights": scenario.weights,
+        "kv": scenario.kv,
+        "input_len": scenario.input_len,
+        "output_len": scenario.output_len,
+        "batch": scenario.batch,
+        "engine": release.engine,
+        "engine_version": "",
+        "util": float(
+            default_memory_fraction(release, dep.gpu.memory_bytes, scenario.tp, 1, dep.model.mla is not None)
+        ),
+        "max_model_len": scenario.max_model_len or AUTO,
+        "mnbt": AUTO,
+        "max_seqs": AUTO,
+        "block": AUTO,
+        "overhead_fix": 0.0,
+        **{key: getattr(efficiency, field) / unit for field, key, _, _, _, _, unit in EFFICIENCY_SLIDERS},
+        **LEVERS_OFF,
+    }
+    return values | page_inputs(ex) | ({LOAD_TEST_PREFIX + "mode": "rate"} if ex.page == "load-test" else {})
+
+
+def load_scenario(ex: Exercise) -> None:
+    """Button callback: the sidebar (and the answering page's inputs) take the exercise's scenario
+    before the next run builds them."""
+    for key, value in sidebar_values(ex).items():
+        st.session_state[key] = value
+    st.session_state[LOADED] = ex.id
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def cached_answer(exercise_id: str) -> Answer:
+    """The answer for the exercise's scenario on the built-in catalog (the same for every session)."""
+    return answer(exercise(exercise_id))
+
+
+def render_answer(ex: Exercise) -> None:
+    try:
+        result = cached_answer(ex.id)
+    except ValueError as err:
+        st.error(t("workshop.answer_error", error=escape_markdown(str(err))))
+        return
+    for block in markdown_steps(result, lang()):
+        st.markdown(block)
+
+
+def render_exercise(ex: Exercise) -> None:
+    """The question, the load button and the page to work on, the hint, the answer and the links."""
+    st.header(t("workshop.exercise_heading", number=ex.number, title=t(ex.title)))
+    st.caption(t("workshop.source", source=ex.source))
+    st.markdown(f"**{t('workshop.scenario_label')}** {scenario_words(ex, lang())}")
+    st.markdown(t(ex.question))
+    page_file, page_name = PAGE_FILES[ex.page]
+    left, right = st.columns(2)
+    left.button(
+        t("workshop.load"),
+        key=f"workshop_load_{ex.id}",
+        on_click=load_scenario,
+        args=(ex,),
+        type="primary",
+        icon=":material/upload:",
+        help=t("workshop.load_help"),
+    )
+    right.page_link(page_file, label=t("workshop.open_page", page=t(page_name)), icon=":material/arrow_forward:")
+    if st.session_state.pop(LOADED, None) == ex.id:
+        st.success(t("workshop.loaded"))
+    with st.expander(t("workshop.hint_title"), icon=":material/lightbulb:"):
+        st.markdown(t(ex.hint))
+    with st.expander(
+        t("workshop.reveal"), key=f"workshop_reveal_{ex.id}", on_change="rerun", icon=":material/visibility:"
+    ) as box:
+        if box.open:  # derived only when opened
+            render_answer(ex)
+    links = ex.links(app_root(st.context.url), lang(), {k: str(v) for k, v in page_inputs(ex).items()})
+    st.caption(t("workshop.share_page", page=t(page_name)))
+    st.code(links["page"], language=None, wrap_lines=True)
+    st.caption(t("workshop.share_workshop"))
+    st.code(links["workshop"], language=None, wrap_lines=True)
+
+
+@functools.cache
+def _handout(ext: str, lang_code: str, with_answers: bool, root: str) -> str:
+    return RENDERERS[ext](lang_code, with_answers, root)
+
+
+def render_handout() -> None:
+    """The handout's two downloads, each built when clicked (in the session's language)."""
+    st.subheader(t("workshop.handout_heading"))
+    st.caption(t("workshop.handout_caption"))
+    with_answers = st.checkbox(t("workshop.handout_answers"), key="workshop_handout_answers")
+    root, lang_code = app_root(st.context.url), lang()
+    labels = {"md": t("workshop.download_md"), "html": t("workshop.download_html")}
+    for col, ext in zip(st.columns(len(RENDERERS)), RENDERERS, strict=True):
+        col.download_button(
+            labels[ext],
+            functools.partial(_handout, ext, lang_code, with_answers, root),
+            file_name=f"{FILE_STEM}-{lang_code}.{ext}",
+            mime=MIME_TYPES[ext],
+            key=f"workshop_download_{ext}",
+        )
