@@ -186,6 +186,11 @@ def test_plan_page_best_deployment_matches_the_core(deploy, catalog):
     assert any(f"{data['candidates_evaluated']:,} candidates evaluated" in m.value for m in at.markdown)
     table = at.dataframe[-1].value  # the front's table is the page's last
     assert len(table) == len(data["pareto"])
+    again = open_app()  # a second session meets the search its first session ran (kept per process)
+    again.switch_page("pages/plan_page.py").run()
+    again.toggle(key="search_on").set_value(True).run()
+    assert not again.exception
+    assert again.dataframe[-1].value.equals(table)
 
 
 def test_choosing_a_front_point_loads_it_into_the_sidebar(monkeypatch):

@@ -5,6 +5,10 @@ input, which a caption says)."""
 
 from __future__ import annotations
 
+import copy
+import threading
+from collections import OrderedDict
+
 import pandas as pd
 import streamlit as st
 
@@ -14,7 +18,6 @@ from core.planning.requirement import Requirement
 from core.planning.search import MODES, SearchSpace, search
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Deployment
-from ui.cache import FAST_HASH
 from ui.engine_inputs import AUTO, BATCH_TOKENS
 from ui.figure import Figure
 from ui.i18n import lang, t
@@ -22,10 +25,28 @@ from ui.i18n import lang, t
 COLORS = {"aggregated": "#2563eb", "disaggregated": "#d97706"}
 
 
-@st.cache_data(max_entries=16, show_spinner=False, hash_funcs=FAST_HASH)
-def _search(dep: Deployment, req: Requirement, _progress) -> dict:
-    found = search(load_catalog(), dep, req, SearchSpace(), progress=_progress)
-    return search_to_dict(found, MODES)
+SEARCHES = 16
+"""Searches kept per server process, the most recently used."""
+_searched: OrderedDict[tuple[Deployment, Requirement], dict] = OrderedDict()
+_searched_lock = threading.Lock()
+
+
+def _search(dep: Deployment, req: Requirement, progress) -> dict:
+    """The search's front as a dict, kept per process. Not ``st.cache_data``: a cached function
+    replays the elements it drew, and the progress bar it moves lives outside it, so every later
+    session that met the cached search got Streamlit's CacheReplayClosureError instead of the
+    result (tests/test_search.py runs it twice)."""
+    key = (dep, req)
+    with _searched_lock:
+        if key in _searched:
+            _searched.move_to_end(key)
+            return copy.deepcopy(_searched[key])  # each session its own, as st.cache_data gave
+    found = search_to_dict(search(load_catalog(), dep, req, SearchSpace(), progress=progress), MODES)
+    with _searched_lock:
+        _searched[key] = found
+        while len(_searched) > SEARCHES:
+            _searched.popitem(last=False)
+    return copy.deepcopy(found)
 
 
 def _layout(p: dict) -> str:
