@@ -3,7 +3,8 @@
     .venv/bin/python bench/browser_step.py [--steps 15] [--page explorer]
 
 Starts ``streamlit run`` on loopback, opens the page in Chromium (Playwright, 1400x1000) and moves
-the batch slider one step with the keyboard, ``--steps`` times. For each step it records, in the
+the batch slider one step with the keyboard, ``--steps`` times (4 -> 6 -> 4 ...: both fit, and
+the throughput differs). For each step it records, in the
 page's own clock (``performance.now()``), from the key press:
 
 - **metric**: the Throughput metric shows its new value (what a reader sees first);
@@ -84,11 +85,11 @@ STEP = """
     if (value.innerText !== before) { window.__metric = performance.now(); obs.disconnect(); }
   }).observe(value, {subtree: true, childList: true, characterData: true});
   let seenRun = false;
-  new MutationObserver((_, obs) => {
+  new MutationObserver((records, obs) => {  // a run may start and end within one batch of records
     const s = app.getAttribute('data-test-script-state');
-    if (s === 'running') seenRun = true;
+    if (s === 'running' || records.some(r => r.oldValue === 'running')) seenRun = true;
     if (seenRun && s === 'notRunning') { window.__done = performance.now(); obs.disconnect(); }
-  }).observe(app, {attributes: true});
+  }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
 }
 """
 
@@ -106,18 +107,18 @@ def measure(url: str, steps: int, chromium: str, view: str | None = None) -> dic
         context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(url) else r.abort())
         context.add_init_script(WIRE)
         page = context.new_page()
-        page.goto(url)
+        page.goto(f"{url}/?batch=4")
         page.get_by_test_id("stMetric").filter(has_text="Throughput").wait_for(timeout=60_000)
         if view is not None:
             page.get_by_role("tab", name=view).click()
         page.evaluate(OBSERVE)
         slider = page.get_by_role("slider", name="Concurrent requests (batch)")
-        for _ in range(steps):
+        for step in range(steps):
             _settle(page, 0.5)
             page.evaluate("() => { window.__marks.mutations = []; window.__marks.tasks = []; }")
             slider.focus()
             page.evaluate(STEP)
-            slider.press("ArrowRight")
+            slider.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")  # 4 <-> 6: both fit, both differ
             page.wait_for_function("() => window.__done !== null && window.__metric !== null", timeout=60_000)
             _settle(page)
             t0, metric, done, frames, recorded = page.evaluate(
