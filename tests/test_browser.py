@@ -417,3 +417,22 @@ def test_each_headline_explains_the_number_shown(open_page):
         assert inner["x"] + inner["width"] <= box["x"] + box["width"] + 1  # the formula wraps, never runs out
         page.keyboard.press("Escape")
         expect(body).to_have_count(0)
+
+
+def test_learn_formulas_fit_the_page_with_every_lever_on(open_page):
+    """Long substituted formulas break at their "=" signs (ui/explain.py aligned): none runs past
+    its column at 1440 px, in either language (the LoRA and prefix formulas did)."""
+    from playwright.sync_api import expect
+
+    for lang in ("en", "zh"):
+        page = open_page(f"learn?lang={lang}&spec=draft&prefix=1024&lora_n=4&attn=eager&offload_w=1.0")
+        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+        settled(page)
+        expect(page.locator(".katex-display").first).to_be_visible()
+        overflowing = page.evaluate(
+            """() => [...document.querySelectorAll('.katex-display')]
+                .map(k => [k.querySelector('.katex').getBoundingClientRect().width,
+                           k.parentElement.getBoundingClientRect().width, k.textContent.slice(0, 60)])
+                .filter(([formula, column]) => formula > column + 1)"""
+        )
+        assert not overflowing, overflowing
