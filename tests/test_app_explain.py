@@ -92,3 +92,15 @@ def test_learn_uses_the_explorers_numbers():
     found = results(at)
     assert shown["TPOT"] in found and shown["TTFT"] in found and shown["Throughput"] in found
     assert any("One decode step against the batch" in chart.proto.spec for chart in at.get("plotly_chart"))
+
+
+def test_a_long_chain_breaks_only_at_its_own_equals_signs():
+    from ui.explain import aligned
+
+    chain = (
+        r"\text{TTFT} = (2 - 1) \times 26{,}667 + 20 + \max\left(1.5, \frac{a = b}{c}\right) + 3{,}745"
+        r" = 30{,}432\ \text{ms}\quad (B = 16,\ R = 11,\ k = 2)"
+    )
+    lines = aligned(chain).removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}").split(r" \\ ")
+    assert len(lines) == 2 and lines[0].startswith(r"\text{TTFT} &= (2 - 1)")
+    assert lines[1] == r"&= 30{,}432\ \text{ms}\quad (B = 16,\ R = 11,\ k = 2)"  # the remark kept whole

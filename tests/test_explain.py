@@ -114,3 +114,45 @@ def test_every_source_names_a_real_module_and_section(case):
         assert any(h.startswith(section) for h in headings), item.source
         for path in (p.split(" ")[0] for p in modules.replace(",", ";").split(";")):
             assert (root / path.strip()).exists(), item.source
+
+
+def _evaluate(latex: str) -> float:
+    """The number a product or sum chain of an explanation's values evaluates to (plain arithmetic
+    only: numbers, \\times, +, -, brackets)."""
+    expr = latex.split(" = ", 1)[1].rsplit(" = ", 1)[0]
+    for old, new in (("{,}", ""), (r"\times", "*"), ("[", "("), ("]", ")"), ("{", "("), ("}", ")")):
+        expr = expr.replace(old, new)
+    return eval(expr, {"__builtins__": {}})
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "par", "kv", "prefix"),
+    [
+        ("qwen3-30b-a3b", "h100-sxm", dict(tp=2, dp=2), "auto", 0),  # the busiest rank's requests
+        ("deepseek-v3.2", "h200", dict(tp=8), "fp8", 0),  # vLLM's fp8_ds_mla layout
+        ("llama-3.1-8b", "h100-sxm", dict(tp=8), "auto", 1024),  # a shared prefix held once
+    ],
+)
+def test_kv_chains_evaluate_to_the_numbers(catalog, model, gpu, par, kv, prefix):
+    from core.levers.settings import Levers, PrefixCaching
+    from core.spec.deployment import Deployment
+    from core.spec.engine import EngineConfig, Parallelism
+    from core.spec.precision import kv_precision, weight_precision
+
+    spec = catalog.model(model)
+    weights = weight_precision(spec.native_dtype)
+    levers = Levers(prefix=PrefixCaching(shared_tokens=prefix)) if prefix else Levers()
+    dep = Deployment(
+        model=spec,
+        gpu=catalog.gpu(gpu),
+        weights=weights,
+        kv=kv_precision(kv, weights),
+        parallel=Parallelism(**par),
+        engine=EngineConfig(max_model_len=8192),
+        levers=levers,
+    )
+    result = estimate(dep, Workload(input_len=2048, output_len=512, batch=16))
+    found = explain(result)
+    assert _evaluate(found["kv_per_token"].values) == result.kv.bytes_per_token
+    in_use = _evaluate(found["kv_in_use"].values)  # GiB, printed to six figures
+    assert in_use == pytest.approx(result.memory.kv_in_use / 2**30, rel=1e-4)

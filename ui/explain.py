@@ -19,17 +19,19 @@ WRAP_CHARS = 90  # a substituted formula longer than this breaks at its "=" sign
 
 def aligned(latex: str) -> str:
     """A long chain "a = b = c" as an aligned block, one "= ..." per line, so it never runs past
-    the page or the popover; only "=" outside braces and \\left ... \\right count."""
+    the page or the popover. Only "=" outside braces and parentheses count, and a ``\\quad``
+    remark (such as "(B = 16, R = 11)") stays whole at the end of the last line."""
+    chain, quad, remark = latex.partition(r"\quad")
     if len(latex) <= WRAP_CHARS:
         return latex
     parts, depth, start = [], 0, 0
-    for i, char in enumerate(latex):
-        depth += char == "{"
-        depth -= char == "}"
-        if depth == 0 and latex.startswith(" = ", i) and latex.count(r"\left", 0, i) == latex.count(r"\right", 0, i):
-            parts.append(latex[start:i])
+    for i, char in enumerate(chain):
+        depth += char in "{("
+        depth -= char in "})"
+        if depth == 0 and chain.startswith(" = ", i):
+            parts.append(chain[start:i])
             start = i + 3
-    parts.append(latex[start:])
+    parts.append(chain[start:] + quad + remark)
     if len(parts) < 3:
         return latex
     return r"\begin{aligned}" + parts[0] + " &= " + r" \\ &= ".join(parts[1:]) + r"\end{aligned}"

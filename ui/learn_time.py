@@ -36,7 +36,9 @@ def shown_batches(result: Estimate) -> np.ndarray:
     """1 to a few times the larger of the batch that runs and the memory wall, at most 1024."""
     wall = max(result.kv.max_concurrency_at_request_len, 1)
     top = int(min(1024, max(4 * result.running_batch, 2 * wall, 64)))
-    return np.unique(np.geomspace(1, top, 80).round().astype(int))
+    grid = np.geomspace(1, top, 80).round().astype(int)
+    marks = [result.running_batch] + ([wall] if wall <= top else [])
+    return np.union1d(grid, marks)  # the marker and the wall on the line itself
 
 
 def step_figure(terms: StepTerms, running: int, wall: int) -> go.Figure:
@@ -61,7 +63,7 @@ def step_figure(terms: StepTerms, running: int, wall: int) -> go.Figure:
         line={"color": "#111827", "width": 3},
         hovertemplate=t("learn.term_step") + ": %{y:.2f} ms<extra>B = %{x}</extra>",
     )
-    at = int(np.flatnonzero(batches >= running)[0])
+    at = int(np.flatnonzero(batches == running)[0])
     figure.add_scatter(
         x=[batches[at]],
         y=[terms.step_s[at] / units.MS],

@@ -4,6 +4,7 @@ the handout's downloads."""
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 
 import streamlit as st
@@ -153,8 +154,10 @@ def render_exercise(ex: Exercise) -> None:
     st.code(links["workshop"], language=None, wrap_lines=True)
 
 
-@functools.cache
-def _handout(ext: str, lang_code: str, with_answers: bool, root: str) -> str:
+@functools.lru_cache(maxsize=16)
+def _handout(ext: str, lang_code: str, with_answers: bool, root: str, day: str) -> str:
+    """A handout, kept per process for the day it is made on (its "made on" line); the addresses it
+    is asked for come from requests, so only the 16 most recent are kept."""
     return RENDERERS[ext](lang_code, with_answers, root)
 
 
@@ -168,7 +171,7 @@ def render_handout() -> None:
     for col, ext in zip(st.columns(len(RENDERERS)), RENDERERS, strict=True):
         col.download_button(
             labels[ext],
-            functools.partial(_handout, ext, lang_code, with_answers, root),
+            functools.partial(_handout, ext, lang_code, with_answers, root, dt.date.today().isoformat()),
             file_name=f"{FILE_STEM}-{lang_code}.{ext}",
             mime=MIME_TYPES[ext],
             key=f"workshop_download_{ext}",

@@ -54,11 +54,11 @@ def step_terms(phase: PhaseTime, dep) -> tuple[str, str]:
         rf"\frac{{{num(flops / 1e9)}\,\text{{GFLOP}}}}{{{num(peak / 1e12)}\,\text{{TFLOP/s}} \times {eff.compute:.3g}}}"
     )
     read = rf"{num((moved - kv) / 1e9)} + {num(kv / 1e9)}" + (rf" + {num(expert / 1e9)}" if expert > 1 else "")
-    memory = (
-        rf"\frac{{{read}\,\text{{GB}}}}{{{num(gpu.memory_bandwidth / 1e9)}\,\text{{GB/s}} \times {eff.bandwidth:.3g}}}"
-    )
-    values = rf"\max\left({compute}, {memory}\right) = \max({ms(compute_s)}, {ms(memory_s)})\,\text{{ms}}"
-    values += "".join(rf" + {ms(value)}" for _, value in added)
+    # GFLOP over TFLOP/s and GB over TB/s are both milliseconds
+    bandwidth = rf"{num(gpu.memory_bandwidth / 1e12)}\,\text{{TB/s}} \times {eff.bandwidth:.3g}"
+    memory = rf"\frac{{{read}\,\text{{GB}}}}{{{bandwidth}}}"
+    plus = "".join(rf" + {ms(value)}" for _, value in added)
+    values = rf"\max\left({compute}, {memory}\right){plus} = \max({ms(compute_s)}, {ms(memory_s)}){plus}\ \text{{ms}}"
     frontend = float(phase.frontend_s)
     if frontend > float(phase.gpu_seconds):  # the API server, in its own process, is the slower
         symbols = rf"\max\left({symbols}, T_{{frontend}}\right)"

@@ -59,7 +59,8 @@ def weights(result) -> Explanation:
     return Explanation(
         "weights",
         r"W = P \times \bar b \times s",
-        rf"W = {num(params / 1e9)}\,\text{{B params}} \times {per_param:.3f}\,\text{{B}} \times {share:.4g}"
+        rf"W = {num(params / 1e9)} \times 10^{{9}}\,\text{{params}} \times {per_param:.3f}\,\text{{B}}"
+        rf" \times {share:.4g} = {num(result.memory.weights / 1e9)}\ \text{{GB}}"
         rf" = {gib(result.memory.weights)}\ \text{{GiB}}",
         result.memory.weights,
         "B",
@@ -119,9 +120,13 @@ def kv_per_token(result) -> Explanation:
         formula = r"\text{KV/token}_{MLA} = L \times [(r_{kv} + d_{rope}) \times b" + (
             r" + b_{index}]" if index else "]"
         )
-        values = rf"{layers} \times [({model.mla.kv_lora_rank} + {model.mla.qk_rope_head_dim}) \times {b:g}" + (
-            rf" + {index}]" if index else "]"
-        )
+        rank, rope = model.mla.kv_lora_rank, model.mla.qk_rope_head_dim
+        values = rf"{layers} \times [({rank} + {rope}) \times {b:g}" + (rf" + {index}]" if index else "]")
+        if model.indexer is not None and dep.kv.name == "fp8":  # vLLM's fp8_ds_mla layout (core/memory/kv.py)
+            formula = (
+                r"\text{KV/token}_{MLA} = L \times [r_{kv} + 4 \lceil r_{kv} / 128 \rceil + 2 d_{rope} + b_{index}]"
+            )
+            values = rf"{layers} \times [{rank} + 4 \times {-(-rank // 128)} + 2 \times {rope} + {index}]"
     extra = kv.bytes_per_token - kv_bytes_per_token(model, dep.kv, dep.parallel)  # a proposer's KV beside it
     if extra > 0:
         formula += r" + \text{KV/token}_{draft}"
@@ -164,16 +169,19 @@ def kv_budget(result) -> Explanation:
 
 
 def kv_in_use(result) -> Explanation:
-    kv, mem, work = result.kv, result.memory, result.workload
+    """KV the batch needs on one GPU: the shared prefix once plus each request's own, with dp > 1 the
+    requests of the busiest data-parallel rank (B_rank)."""
+    dep, kv, mem, work = result.deployment, result.kv, result.memory, result.workload
+    rank = float(dep.parallel.rank_sequences(work.batch))
+    b = r"B_{rank}" if dep.parallel.dp > 1 else "B"
+    count = num(rank) if dep.parallel.dp > 1 else str(work.batch)
     if kv.shared_prefix_bytes:  # prefix caching: the shared prefix is held once
-        formula = r"\text{KV}_{batch} = \text{KV}(P) + B\,(\text{KV/request} - \text{KV}(P))"
-        values = (
-            rf"{gib(kv.shared_prefix_bytes)} + {work.batch} \times ({gib(kv.bytes_per_request)}"
-            rf" - {gib(kv.shared_prefix_bytes)})"
-        )
+        formula = rf"\text{{KV}}_{{batch}} = \text{{KV}}(P) + {b}\,(\text{{KV/request}} - \text{{KV}}(P))"
+        shared, per_request = kv.shared_prefix_bytes / units.GiB, kv.bytes_per_request / units.GiB
+        values = rf"{shared:.6g} + {count} \times ({per_request:.6g} - {shared:.6g})"
     else:
-        formula = r"\text{KV}_{batch} = B \times \text{KV/request}"
-        values = rf"{work.batch} \times {kv.bytes_per_request / units.GiB:.6g}"
+        formula = rf"\text{{KV}}_{{batch}} = {b} \times \text{{KV/request}}"
+        values = rf"{count} \times {kv.bytes_per_request / units.GiB:.6g}"
     return Explanation(
         "kv_in_use",
         formula,
@@ -190,10 +198,12 @@ def max_concurrency(result) -> Explanation:
     data-parallel rank holding its own."""
     kv, mem, dp = result.kv, result.memory, result.deployment.parallel.dp
     shared = kv.shared_prefix_bytes
-    minus = rf" - {gib(shared)}" if shared else ""
+    minus = rf" - {shared / units.GiB:.6g}" if shared else ""
     prefix = r" - \text{KV}(P)" if shared else ""
     ranks = rf" \times {dp}" if dp > 1 else ""
     per_request = f"{kv.bytes_per_request / units.GiB:.6g}"
+    empty = mem.kv_space - shared < 0  # nothing left: no request fits, not a negative count
+    opening, closing = (r"\max\left(0, ", r"\right)") if empty else ("", "")
     return Explanation(
         "max_concurrency",
         r"N_{max} = \left\lfloor \frac{\text{KV space}"
@@ -202,8 +212,8 @@ def max_concurrency(result) -> Explanation:
         + prefix
         + r"} \right\rfloor"
         + (r" \times dp" if dp > 1 else ""),
-        rf"N_{{max}} = \left\lfloor \frac{{{gib(mem.kv_space)}{minus}}}{{{per_request}{minus}}}"
-        rf" \right\rfloor{ranks} = {num(kv.max_concurrency_at_request_len)}",
+        rf"N_{{max}} = {opening}\left\lfloor \frac{{{mem.kv_space / units.GiB:.6g}{minus}}}{{{per_request}{minus}}}"
+        rf" \right\rfloor{closing}{ranks} = {num(kv.max_concurrency_at_request_len)}",
         float(kv.max_concurrency_at_request_len),
         "requests",
         "core/memory/capacity.py; docs/model.md, Concurrency ceiling",
