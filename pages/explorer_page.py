@@ -32,7 +32,7 @@ result = estimate(dep, work)
 mem, kv, lat, tput = result.memory, result.kv, result.latency, result.throughput
 st.caption(t("explorer.engine", release=dep.engine.release.name))
 
-explained = explain(result)
+explained = functools.cache(lambda: explain(result))  # built when a popover opens
 headlines = (  # label, the number as shown, its tooltip, its explanation (one click away)
     (t("metric.fits"), t("metric.yes") if result.fits else t("metric.no"), t("metric.fits_help"), "fits"),
     (
@@ -48,7 +48,7 @@ headlines = (  # label, the number as shown, its tooltip, its explanation (one c
 )
 for col, (label, shown, help_text, key) in zip(st.columns(len(headlines)), headlines, strict=True):
     col.metric(label, shown, help=help_text)
-    explain_popover(explained[key], shown, col)
+    explain_popover(explained, key, shown, col)
 
 ranges = {
     metric: band(value, metric, dep.gpu.memory_type)

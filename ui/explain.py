@@ -7,6 +7,8 @@ nothing, so explanations cost a slider step nothing until someone opens one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from core.estimate.explain import Explanation
@@ -82,20 +84,19 @@ def show_explanation(item: Explanation, shown: str) -> None:
     st.caption(t("explain.source", source=item.source))
 
 
-def explain_popover(item: Explanation, shown: str, container=None) -> None:
-    """A small "how" button under a number; opening it shows :func:`show_explanation`."""
+def explain_popover(explained: Callable[[], dict[str, Explanation]], key: str, shown: str, container=None) -> None:
+    """A small "how" button under a number; opening it shows :func:`show_explanation` of
+    ``explained()[key]`` (``explained`` is called only then)."""
     where = container if container is not None else st
-    with where.popover(
-        t("explain.button"), icon=":material/function:", key=f"explain_{item.key}", on_change="rerun"
-    ) as box:
+    with where.popover(t("explain.button"), icon=":material/function:", key=f"explain_{key}", on_change="rerun") as box:
         if box.open:
-            show_explanation(item, shown)
+            show_explanation(explained()[key], shown)
 
 
 MEMORY_PARTS = ("weights", "activations", "overhead", "kv_budget", "kv_per_token", "kv_in_use", "max_concurrency")
 
 
-def explain_memory_popover(explained: dict[str, Explanation]) -> None:
+def explain_memory_popover(explained: Callable[[], dict[str, Explanation]]) -> None:
     """One popover under the memory chart: every part's explanation, each with its number as the
     chart's hover shows it (GiB with two decimals; bytes per token; requests)."""
     with st.popover(
@@ -103,7 +104,7 @@ def explain_memory_popover(explained: dict[str, Explanation]) -> None:
     ) as box:
         if box.open:
             for key in MEMORY_PARTS:
-                item = explained[key]
+                item = explained()[key]
                 in_gib = item.unit == "B" and key != "kv_per_token"
                 show_explanation(
                     item, fmt.gib(item.value) if in_gib else f"{fmt.count(item.value)} {t(f'unit.{item.unit}')}"

@@ -29,7 +29,7 @@ def ms(seconds: float) -> str:
     return num(seconds / MS, 5)
 
 
-def step_terms(phase: PhaseTime, dep) -> tuple[str, str]:
+def roofline_chain(phase: PhaseTime, dep) -> tuple[str, str]:
     """(symbols, values) of a phase's roofline: compute and memory terms with their FLOPs, bytes,
     peaks and efficiencies, then the terms added to the larger one."""
     eff, gpu = dep.efficiency, dep.gpu
@@ -68,7 +68,7 @@ def step_terms(phase: PhaseTime, dep) -> tuple[str, str]:
 
 def tpot(result) -> Explanation:
     dep, lat = result.deployment, result.latency
-    symbols, values = step_terms(lat.decode, dep)
+    symbols, values = roofline_chain(lat.decode, dep)
     return Explanation(
         "tpot",
         r"\text{TPOT} = " + symbols,
@@ -81,7 +81,7 @@ def tpot(result) -> Explanation:
 
 def prefill(result) -> Explanation:
     dep, phase = result.deployment, result.latency.prefill
-    symbols, values = step_terms(phase, dep)
+    symbols, values = roofline_chain(phase, dep)
     return Explanation(
         "prefill",
         r"T_{prefill} = " + symbols,

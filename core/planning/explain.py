@@ -18,8 +18,7 @@ def plan_explanations(plan: Plan) -> dict[str, Explanation]:
     state, dep, req = plan.state, plan.deployment, plan.requirement
     request = dep.efficiency.request_overhead_s
     dp = dep.parallel.dp
-    busy = state.request_rate * state.prefill_s / dp
-    free = (1 - busy) ** dp
+    free = state.decode_step_s / state.tpot_s  # the share of steps no rank prefills in (steady_state)
     source = "core/timing/steady_state.py; docs/model.md, Requirement check"
     share = r"(1 - \lambda t_p)" if dp == 1 else rf"(1 - \lambda t_p / {dp})^{{{dp}}}"
     found = {

@@ -56,8 +56,7 @@ def pitfall(ex: Exercise, catalog: Catalog) -> Answer:
     single = estimate(dep, work)
     ceiling = max(min(single.kv.max_concurrency_at_request_len, single.max_running), 1)
     full = estimate(dep, dataclasses.replace(work, batch=ceiling))
-    static, _ = predicted_rates(dep, work.input_len, work.output_len)
-    naive = ceiling / (single.latency.tpot_s * work.output_len)  # every slot at one request's speed
+    static, naive = predicted_rates(dep, work.input_len, work.output_len)  # naive: every slot at one request's speed
     factor = int(ex.settings["tail_factor"])
     tail_len = min(work.request_len * factor, dep.max_model_len)
     tail = estimate(dep, Workload(input_len=max(tail_len - work.output_len, 1), output_len=work.output_len))
