@@ -1,4 +1,5 @@
-"""The message catalog (``data/messages.toml``): every user-facing sentence in English and Chinese.
+"""The message catalog (``data/messages.toml`` and ``data/messages/*.toml``): every user-facing
+sentence in English and Chinese.
 
 Keys are dotted paths (``notice.does_not_fit``); each leaf table holds ``en`` and ``zh`` templates
 with named ``{placeholders}``. Core uses it for the English text of its notices (CLI); the
@@ -16,24 +17,28 @@ from core.spec import units
 from core.spec.catalog import DATA_DIR
 
 MESSAGES_PATH = DATA_DIR / "messages.toml"
+MESSAGES_DIR = DATA_DIR / "messages"
+"""More catalog files, one per concern; a key defined in two files is an error."""
 LANGUAGES = ("en", "zh")
 
 
 @functools.cache
 def load_messages() -> dict[str, dict[str, str]]:
     """Flattened catalog: dotted key -> {language: template}."""
-    with MESSAGES_PATH.open("rb") as fh:
-        tree = tomllib.load(fh)
     flat: dict[str, dict[str, str]] = {}
 
-    def walk(prefix: str, node: dict[str, Any]) -> None:
+    def walk(prefix: str, node: dict[str, Any], path) -> None:
         if "en" in node and isinstance(node["en"], str):
+            if prefix in flat:
+                raise ValueError(f"message {prefix!r} is defined twice (again in {path.name})")
             flat[prefix] = {k: v for k, v in node.items() if isinstance(v, str)}
             return
         for key, child in node.items():
-            walk(f"{prefix}.{key}" if prefix else key, child)
+            walk(f"{prefix}.{key}" if prefix else key, child, path)
 
-    walk("", tree)
+    for path in (MESSAGES_PATH, *sorted(MESSAGES_DIR.glob("*.toml"))):
+        with path.open("rb") as fh:
+            walk("", tomllib.load(fh), path)
     return flat
 
 
