@@ -45,8 +45,9 @@ class ExportDocument:
 
 
 def likely_ranges(data: dict[str, Any], gpu_class: str) -> dict[str, Any] | None:
-    """The validation set's P90 bands around TTFT, TPOT [ms] and output tokens/s as the Explorer
-    shows them: all three, or None when a metric has too few validation rows."""
+    """The validation set's factor bands (value / k to value x k, :func:`core.validation.uncertainty.band`)
+    around TTFT, TPOT [ms] and output tokens/s, as the Explorer shows them: all three, or None when
+    a metric has too few validation rows."""
     values = {
         "ttft_ms": data["latency"]["ttft_ms"],
         "tpot_ms": data["latency"]["tpot_ms"],
@@ -57,7 +58,9 @@ def likely_ranges(data: dict[str, Any], gpu_class: str) -> dict[str, Any] | None
     for key, b in bands.items():
         if b is None:
             return None
-        ranges[key] = {"low": round(b.low, 3), "high": round(b.high, 3), "p90_error": b.p90_error, "rows": b.rows}
+        # four significant figures: an end is no more precise than its factor, and a small one stays > 0
+        low, high = (float(f"{end:.4g}") for end in (b.low, b.high))
+        ranges[key] = {"low": low, "high": high, "factor": b.factor, "rows": b.rows}
     return ranges
 
 
