@@ -101,14 +101,17 @@ def test_each_fix_delivers_the_verdict_it_claims(deploy, catalog):
 
 
 def test_the_worst_failing_limit_binds_and_the_others_are_named(deploy):
-    """50 chat users on one A10: TPOT (125 %), KV cache and throughput all fail; TPOT is the worst."""
+    """50 chat users on one A10: TTFT, TPOT, KV cache and throughput all fail. The engine is full, so
+    requests wait seconds for a slot and TTFT is the worst (before the admission ceiling was
+    modelled, TPOT at an impossible 21 running requests bound instead; the simulator queues)."""
     plan = check(deploy(gpu="a10", max_model_len=2048), CHAT)
+    assert plan.queued and not plan.unbounded
     failed = [c for c in plan.checks if c.status == "failed"]
     assert len(failed) >= 2
     assert plan.binding == max(failed, key=lambda c: c.ratio)
     assert [c.ratio for c in plan.failing] == sorted((c.ratio for c in failed), reverse=True)
     sentence = verdict_sentence(plan)
-    assert sentence.startswith(f"Not feasible: TPOT binds at {plan.binding.ratio:.0%}")
+    assert sentence.startswith(f"Not feasible: TTFT (P95 prompt) binds at {plan.binding.ratio:.0%}")
     assert all(f"KV cache ({c.ratio:.0%})" in sentence for c in failed if c.name == "kv_cache")
 
 
@@ -224,7 +227,7 @@ def test_reports_carry_the_verdict_and_escape_html(deploy, catalog):
     data = plan_to_dict(plan, found, serve_command(plan), cost(plan, 1.29))
     markdown = markdown_report(data, plan, found)
     assert verdict_sentence(plan) in markdown and "vllm serve" in markdown
-    assert verdict_sentence(plan).startswith("Not feasible: TPOT binds")
+    assert verdict_sentence(plan).startswith("Not feasible: TTFT (P95 prompt) binds")  # a full engine queues
     chinese = markdown_report(plan_to_dict(plan, found, serve_command(plan), None, "zh"), plan, found, "zh")
     assert "不可行" in chinese
     page = html_report(data, plan, found)
@@ -292,8 +295,11 @@ def test_check_cli_json(cli):
     )
     assert code == 0  # whatever the verdict
     data = json.loads(out)
-    assert data["verdict"] == "not_feasible" and data["binding"] == "tpot"
-    assert data["failing"][0] == "tpot" and "kv_cache" in data["failing"]
+    # the engine is full (KV cache at 2048 + 300 tokens): requests wait for a slot, so TTFT binds
+    assert data["verdict"] == "not_feasible" and data["binding"] == "ttft"
+    assert data["failing"][0] == "ttft" and {"kv_cache", "tpot"} <= set(data["failing"])
+    assert data["queue"] == "waiting" and data["running_requests"] < data["in_flight_requests"]
+    assert data["ttft_ms"] > 1000 and data["ttft_ms"] == pytest.approx(data["queue_wait_ms"], rel=0.1)
     assert 0 < data["in_flight_requests"] < 50  # Little's law, checked exactly in test_users_follow_littles_law
     assert {c["name"] for c in data["checks"]} >= {"weights", "kv_cache", "ttft", "tpot", "throughput"}
     assert all({"headroom_ratio", "status"} <= set(c) for c in data["checks"])

@@ -7,12 +7,13 @@ import streamlit as st
 
 from core.spec import units
 from core.validation.calibrate import Calibration
+from ui import defaults
 
 
 def apply_calibration(calibration: Calibration) -> None:
     """A button callback: runs before the sidebar's widgets, so it may set their values."""
     if calibration.compute:
-        st.session_state["eff_compute"] = round(calibration.compute, 2)
+        defaults.assign("eff_compute", round(calibration.compute, 2))
     if calibration.bandwidth:
-        st.session_state["eff_bw"] = round(calibration.bandwidth, 2)
+        defaults.assign("eff_bw", round(calibration.bandwidth, 2))
     st.session_state["overhead_fix"] = round(calibration.overhead_correction_bytes / units.GiB, 2)

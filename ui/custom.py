@@ -15,7 +15,6 @@ import streamlit as st
 from core.spec import units
 from core.spec.gpu import GpuSpec
 from core.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, model_from_config, read_config
-from ui.engine_inputs import reset_for_gpu
 from ui.i18n import t
 from ui.safe import clean_name, escape_markdown
 
@@ -161,6 +160,5 @@ def _add_gpu(prefix: str) -> None:
         st.session_state[result_key] = ("error", t("custom.gpu_error", error=escape_markdown(str(err))), None)
         return
     st.session_state.setdefault("custom_gpus", {})[gpu.id] = gpu
-    st.session_state["gpu"] = gpu.id
-    reset_for_gpu()  # the new GPU's class defaults replace the previous GPU's
+    st.session_state["gpu"] = gpu.id  # its class's defaults follow (ui.defaults)
     st.session_state[result_key] = ("success", t("custom.gpu_added", name=gpu.name), None)

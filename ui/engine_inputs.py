@@ -1,7 +1,7 @@
 """The sidebar's engine settings: engine and release, its flags, and the efficiency assumptions.
 
-Defaults follow the engine release and the GPU (core.spec.engine_defaults, CLASS_EFFICIENCY); the
-inputs that follow them are reset when the engine, the release or the GPU changes.
+Defaults follow the engine release and the GPU (core.spec.engine_defaults, CLASS_EFFICIENCY) until the
+user sets an input (ui.defaults: one rule for every path to a GPU or engine change).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from core.spec.engine_defaults import default_memory_fraction
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.release import CURRENT, ENGINES, Release, parse_release
-from ui import url_inputs
+from ui import defaults, url_inputs
 from ui.i18n import t
 
 LENGTHS = (
@@ -56,7 +56,9 @@ EFFICIENCY_SLIDERS = (
     ("frontend_per_token_s", "eff_frontend", "frontend", 0.0, 500.0, 5.0, units.US),
 )
 EFFICIENCY_KEYS = tuple(row[1] for row in EFFICIENCY_SLIDERS)
-"""Inputs whose default follows the GPU class and the engine release: reset when either changes."""
+"""Inputs whose default follows the GPU class and the engine release (:mod:`ui.defaults`)."""
+FOLLOWING_KEYS = ("util", *EFFICIENCY_KEYS)
+"""Every engine input whose default follows the scenario."""
 FRACTION_FLAGS = {
     "vllm": "gpu_memory_utilization",
     "sglang": "mem_fraction_static",
@@ -65,11 +67,25 @@ FRACTION_FLAGS = {
 
 
 def _slider(label: str, key: str, low: float, high: float, default: float, step: float, help: str) -> float:
-    """A URL-bound slider given its default on every run: Streamlit leaves a bound value equal to
-    the widget's default out of the URL, so a default it did not know (the minimum) would make a
-    slider moved to its minimum reopen at the class default. The default is the same until the
-    GPU, the engine or the release changes, and each of those resets the input to it."""
-    return st.slider(label, low, high, float(default), step=step, key=key, bind="query-params", help=help)
+    """A URL-bound slider whose default follows the scenario unless the user set it
+    (:mod:`ui.defaults`). The default is also passed to the widget on every run: Streamlit leaves a
+    bound value equal to the widget's default out of the URL, so a value the link must carry (one
+    the user set) is one that differs from it."""
+    defaults.follow(key, float(default))
+    value = st.slider(
+        label,
+        low,
+        high,
+        float(default),
+        step=step,
+        key=key,
+        bind="query-params",
+        help=help,
+        on_change=defaults.mark,
+        args=(key,),
+    )
+    defaults.settled(key, value)
+    return value
 
 
 def engine_domains() -> dict[str, str]:
@@ -88,27 +104,6 @@ def engine_domains() -> dict[str, str]:
     } | {key: f"{low:g}-{high:g}" for _, key, _, low, high, _, _ in EFFICIENCY_SLIDERS}
 
 
-def reset_engine_fraction() -> None:
-    """On a change SGLang's default memory fraction follows (tensor parallel size, the model's MLA):
-    the default replaces the old one."""
-    if st.session_state.get("engine") == "sglang":
-        st.session_state.pop("util", None)
-
-
-def reset_for_gpu() -> None:
-    """On a GPU change: its memory class's default efficiencies replace the previous GPU's (and
-    SGLang's default memory fraction, which follows the GPU's size)."""
-    for key in EFFICIENCY_KEYS:
-        st.session_state.pop(key, None)
-    reset_engine_fraction()
-
-
-def _reset_for_engine() -> None:
-    """On an engine or release change: its defaults (memory fraction, host costs) replace the old ones."""
-    for key in (*EFFICIENCY_KEYS, "util"):
-        st.session_state.pop(key, None)
-
-
 def _release_inputs() -> Release | str:
     """The engine and its release (blank: the newest the rules were read against)."""
     engine = st.selectbox(
@@ -117,7 +112,8 @@ def _release_inputs() -> Release | str:
         format_func=ENGINES.get,
         key="engine",
         bind="query-params",
-        on_change=_reset_for_engine,
+        on_change=defaults.reset,  # a memory fraction set for one engine means another thing to the next
+        args=("util",),
         help=t("engine.engine_help"),
     )
     version = st.text_input(
@@ -125,7 +121,6 @@ def _release_inputs() -> Release | str:
         key="engine_version",
         bind="query-params",
         placeholder=CURRENT[engine],
-        on_change=_reset_for_engine,
         help=t("engine.version_help", current=CURRENT[engine]),
     )
     try:
@@ -140,17 +135,15 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
         return release
     choices = [AUTO, *sorted({n for n in LENGTHS if n < model.max_context} | {model.max_context})]
     fraction = default_memory_fraction(release, gpu.memory_bytes, tp, 1, model.mla is not None)
-    # the engine's default is passed every run (not only while the session has no value): it is
-    # the same until the engine, the release or the GPU changes, when the input is reset to it
-    utilization = st.slider(
+    # the engine's default follows the engine, its release, the GPU's size, tp and MLA (SGLang)
+    utilization = _slider(
         t("engine.util", flag=FRACTION_FLAGS[release.engine]),
+        "util",
         0.50,
         1.00,
-        float(fraction),
+        fraction,
         0.001,
-        key="util",
-        bind="query-params",
-        help=t(f"engine.util_help_{release.engine}", default=f"{fraction:.3g}"),
+        t(f"engine.util_help_{release.engine}", default=f"{fraction:.3g}"),
     )
     max_model_len = st.select_slider(
         "max_model_len",
@@ -190,3 +183,20 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
         )
     except ValueError as err:
         return str(err)
+
+
+def show_engine_overrides() -> None:
+    """Under the closed Engine settings: each input there that the user set and no longer follows
+    the GPU, model or engine, with its default and a way back (:func:`ui.defaults.show_set`)."""
+    labels = {key: t(f"engine.{label}") for _, key, label, *_ in EFFICIENCY_SLIDERS}
+    labels["util"] = t("engine.util", flag=FRACTION_FLAGS.get(st.session_state.get("engine", "vllm"), "util"))
+    units_of = {key: unit for _, key, _, _, _, _, unit in EFFICIENCY_SLIDERS}
+
+    def shown(key: str, value) -> str:
+        if value is None:
+            return "—"
+        unit = units_of.get(key, 1.0)
+        suffix = {units.MS: " ms", units.US: " µs"}.get(unit, "")
+        return f"{float(value):.3g}{suffix}"
+
+    defaults.show_set(FOLLOWING_KEYS, labels.get, shown)

@@ -7,16 +7,38 @@ import streamlit as st
 from core.planning.presets import load_presets
 from core.planning.requirement import LOAD_KINDS
 from core.spec import units
-from ui import url_inputs
+from ui import defaults, url_inputs
 from ui.i18n import t
 
 PREFIX = "plan_"
 LOAD_PARAM = "load"
+FOLLOWING = ("price", "prompt_p95", "answer_p95")
+"""Plan inputs whose default follows the scenario (:func:`following`)."""
 
 
 def number(label: str, name: str, default, low, high, help: str | None = None):
     """A number input bound to the URL as ``plan_<name>``."""
     return url_inputs.number(PREFIX + name, label, default, low, high, help)
+
+
+def following(label: str, name: str, default, low, high, help: str | None = None):
+    """A number bound to the URL as ``plan_<name>`` whose default follows the scenario (the GPU's
+    price, the typical length for its P95) until the user sets it (:mod:`ui.defaults`)."""
+    key = PREFIX + name
+    defaults.follow(key, default)
+    value = st.number_input(
+        label,
+        min_value=low,
+        max_value=high,
+        value=default,
+        key=key,
+        bind="query-params",
+        help=help,
+        on_change=defaults.mark,
+        args=(key,),
+    )
+    defaults.settled(key, value)
+    return value
 
 
 def load_kind() -> str:
@@ -45,4 +67,7 @@ def apply_preset() -> None:
         "shared_prefix": req.shared_prefix_len,
     }
     for name, value in values.items():
-        st.session_state[PREFIX + name] = value
+        if name in FOLLOWING:  # the preset's own value, kept when the typical length changes
+            defaults.assign(PREFIX + name, value)
+        else:
+            st.session_state[PREFIX + name] = value

@@ -23,7 +23,7 @@ from core.spec.support import kv_for
 from core.validation.calibrate import Calibration
 from ui import url_inputs
 from ui.custom import custom_gpu_form, import_model_form
-from ui.engine_inputs import AUTO, LENGTHS, engine_domains, engine_inputs, reset_engine_fraction, reset_for_gpu
+from ui.engine_inputs import AUTO, LENGTHS, engine_domains, engine_inputs, show_engine_overrides
 from ui.i18n import LANGUAGE_NAMES, t
 from ui.levers import LeverInputs, active_lever_params, lever_inputs
 from ui.link_state import link_imported_model, open_link
@@ -90,7 +90,6 @@ def render_sidebar(catalog: Catalog) -> None:
             key="gpu",
             format_func=lambda i: gpus[i].name,
             bind="query-params",
-            on_change=reset_for_gpu,
         )
         with st.expander(t("custom.gpu_title"), key="sidebar_gpu_open", on_change="rerun") as box:
             if box.open:
@@ -100,7 +99,6 @@ def render_sidebar(catalog: Catalog) -> None:
             GPU_COUNTS,
             key="tp",
             bind="query-params",
-            on_change=reset_engine_fraction,
             help=t("sidebar.tp_help"),
         )
         if tensor_split_error(model, tp) is not None:
@@ -135,6 +133,7 @@ def render_sidebar(catalog: Catalog) -> None:
         )
         with st.expander(t("sidebar.engine")):
             engine = engine_inputs(model, gpus[gpu_id], tp)
+        show_engine_overrides()
         lever_weights = weight_precision(model.native_dtype if weight_name == AUTO else weight_name)
         with st.expander(t("levers.title"), expanded=bool(active_lever_params())):
             levers = lever_inputs(model, models, lever_weights, tp)
@@ -208,7 +207,6 @@ def link_checks(catalog: Catalog) -> tuple[dict, dict[str, str]]:
 
 def _model_changed(models) -> None:
     clear_search(models)
-    reset_engine_fraction()  # SGLang's default fraction depends on MLA
 
 
 def max_model_len_is_auto() -> bool:

@@ -48,12 +48,23 @@ def rounds(batch, running):
     return np.ceil(np.asarray(batch, dtype=float) / running)
 
 
+def admission_wait(clients: float, think_time_s: float, running: float, engine_e2e_s: float) -> float:
+    """Seconds a request waits for a slot when ``clients`` closed-loop users, each thinking
+    ``think_time_s`` between requests, share an engine whose ``running`` slots are all taken [s].
+
+    The full engine finishes R / E2E_engine requests a second, so by Little's law a client's cycle
+    is U x E2E_engine / R; what it spends beyond thinking and its own engine time is waiting:
+    W = max(0, U x E2E_engine / R - Z - E2E_engine). With no think time, W = (U / R - 1) x E2E_engine.
+    """
+    return max(0.0, clients * engine_e2e_s / running - think_time_s - engine_e2e_s)
+
+
 def closed_loop(dep: Deployment, workload: Workload, running: int) -> ClosedLoop:
     """The steady state of B = workload.batch closed-loop clients with R = ``running`` in flight."""
     state = steady_state(dep, running, workload.input_len, workload.output_len)
     clients = workload.batch
     # a client's cycle: B / R of the engine's (Little's law); the extra is spent waiting for admission
-    wait = (clients / running - 1) * state.engine_e2e_s if state.stable else math.inf
+    wait = admission_wait(clients, 0.0, running, state.engine_e2e_s) if state.stable else math.inf
     e2e = state.e2e_s + wait
     return ClosedLoop(
         clients=clients,

@@ -5,10 +5,17 @@ steady state (:mod:`core.timing.steady_state`):
 
     users: B = U x E2E(B) / (E2E(B) + think time)     rate: B = lambda x E2E(B)
 
+The engine runs at most its admission ceiling at once (max_num_seqs, and the requests its KV cache
+holds at the typical length). When the load asks for more in flight than that, the engine runs
+full and the rest wait for a slot: the operating point is the steady state at the ceiling, and each
+request's TTFT adds the admission wait (:func:`core.estimate.scope.admission_wait` for users and a
+fixed concurrency; for a rate load no finite wait: the queue grows without bound). Every figure of
+the plan, the TTFT check and the cost then describe that saturated engine, not the demanded one.
+
 Checks, in order: the P95 request fits max_model_len; weights fit; KV cache of the in-flight
-requests (one of them at P95 length); TTFT SLO (P95 prompt); TPOT SLO; throughput demand (users
-or rate loads) against the most the replica sustains at its concurrency ceiling. Each has a ratio
-need / limit: ok up to 0.85, marginal up to 1, failed above.
+requests the load asks for (one of them at P95 length); TTFT SLO (P95 prompt, with the admission
+wait); TPOT SLO; throughput demand (users or rate loads) against the most the replica sustains at
+its concurrency ceiling. Each has a ratio need / limit: ok up to 0.85, marginal up to 1, failed above.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from functools import cached_property
 import numpy as np
 
 from core.estimate.result import Estimate, estimate
+from core.estimate.scope import admission_wait
 from core.memory.request_kv import own_kv_bytes, shared_kv_bytes
 from core.planning.requirement import Requirement
 from core.spec.deployment import Deployment, Workload
@@ -59,7 +67,8 @@ class Plan:
     deployment: Deployment
     requirement: Requirement
     in_flight: float
-    """Requests in flight per replica at the consistent operating point."""
+    """Requests in flight per replica the load asks for at the consistent operating point (Little's
+    law with admission unbounded); more than :attr:`running` when the engine is full."""
     worst_case_in_flight: int
     """Per replica, if every user were generating at once (users load), else equal to in_flight."""
     state: SteadyState
@@ -67,6 +76,22 @@ class Plan:
     estimate: Estimate
     """The static estimate at the in-flight batch and typical lengths (memory, KV capacity)."""
     notes: tuple[str, ...] = field(default=())
+    running: float = 0.0
+    """Requests the engine runs at once per replica at the operating point: :attr:`in_flight`
+    capped by the admission ceiling."""
+    queue_wait_s: float = 0.0
+    """Each request's wait for an engine slot [s]: 0 below the ceiling, infinite when the queue grows
+    without bound (a rate load above what the full engine drains)."""
+
+    @property
+    def queued(self) -> bool:
+        """The engine is full and requests wait for a slot."""
+        return self.queue_wait_s > 0
+
+    @property
+    def unbounded(self) -> bool:
+        """The queue grows without bound: no figure of this plan is reached at steady state."""
+        return math.isinf(self.queue_wait_s)
 
     @property
     def verdict(self) -> str:
@@ -138,15 +163,31 @@ def in_flight_requests(dep: Deployment, req: Requirement) -> float:
     return _first_crossing(grid, excess)
 
 
+def admission_ceiling(dep: Deployment, req: Requirement) -> int:
+    """Requests one replica runs at once: max_num_seqs and the KV cache at the typical length (>= 1)."""
+    typical = estimate(dep, Workload(input_len=req.prompt_len, output_len=req.answer_len), enforce_context=False)
+    return int(max(min(typical.kv.max_concurrency_at_request_len, typical.max_running), 1))
+
+
+def _admission_wait(req: Requirement, running: float, state: SteadyState) -> float:
+    """The wait for a slot when the engine runs full [s] (module docstring)."""
+    if req.load == "rate" or not state.stable:
+        return math.inf  # arrivals above the full engine's rate: the queue grows without bound
+    clients = (req.users if req.load == "users" else req.in_flight) / req.replicas
+    think = req.think_time_s if req.load == "users" else 0.0
+    return admission_wait(clients, think, running, float(state.engine_e2e_s))
+
+
 def check(dep: Deployment, req: Requirement) -> Plan:
     """Verdict for ``req`` on ``dep`` (per replica; the load is spread evenly over replicas)."""
     batch = in_flight_requests(dep, req)
+    ceiling = admission_ceiling(dep, req)
+    engine_runs = min(batch, float(ceiling))  # the engine runs full at its ceiling, the rest wait
+    state = steady_state(dep, engine_runs, req.prompt_len, req.answer_len)
+    wait = _admission_wait(req, engine_runs, state) if batch > ceiling else 0.0
     if math.isinf(batch):
-        # no concurrency drains this arrival rate: the engine runs what it admits, the rest queues
-        ceiling = estimate(dep, Workload(input_len=req.prompt_len, output_len=req.answer_len), enforce_context=False)
-        batch = float(max(min(ceiling.kv.max_concurrency_at_request_len, ceiling.max_running), 1))
+        batch = float(ceiling)  # the KV check counts what the engine holds; the queue is the wait's
     running = max(math.ceil(batch - 1e-9), 1)
-    state = steady_state(dep, batch, req.prompt_len, req.answer_len)
     # a request longer than max_model_len is the context check's failure, not an error
     work = Workload(input_len=req.prompt_len, output_len=req.answer_len, batch=running)
     base = estimate(dep, work, enforce_context=False)
@@ -167,7 +208,8 @@ def check(dep: Deployment, req: Requirement) -> Plan:
     ]
     if req.ttft_slo_s is not None:
         p95_ttft = (
-            float(prefill_time(dep, 1, req.p95_prompt).seconds)
+            wait
+            + float(prefill_time(dep, 1, req.p95_prompt).seconds)
             + state.decode_step_s
             + dep.efficiency.request_overhead_s
         )
@@ -175,7 +217,9 @@ def check(dep: Deployment, req: Requirement) -> Plan:
     if req.tpot_slo_s is not None:
         checks.append(Check("tpot", state.tpot_s, req.tpot_slo_s, "s"))
     if req.load != "in_flight":  # a fixed concurrency states no throughput demand
-        checks.append(_throughput_check(dep, req, state, base))
+        # what the load asks for: the steady state at the in-flight count it would reach unqueued
+        asked = state if batch <= ceiling else steady_state(dep, batch, req.prompt_len, req.answer_len)
+        checks.append(_throughput_check(dep, req, asked, base))
     worst = math.ceil(req.users / req.replicas) if req.load == "users" else running
     return Plan(
         deployment=dep,
@@ -185,11 +229,14 @@ def check(dep: Deployment, req: Requirement) -> Plan:
         state=state,
         checks=tuple(checks),
         estimate=base,
+        running=engine_runs,
+        queue_wait_s=wait,
     )
 
 
 def _throughput_check(dep: Deployment, req: Requirement, state: SteadyState, base: Estimate) -> Check:
-    """Demanded output tokens/s against the most the replica sustains at its concurrency ceiling."""
+    """Demanded output tokens/s (a users load: at ``state``, the unqueued operating point) against
+    the most the replica sustains at its concurrency ceiling."""
     rate = req.rate_per_s / req.replicas if req.load == "rate" else state.request_rate
     demand = rate * req.answer_len
     ceiling = min(base.kv.max_concurrency_at_request_len, base.max_running)

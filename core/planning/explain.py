@@ -9,6 +9,7 @@ from __future__ import annotations
 from core.estimate.explain import explain, ms
 from core.estimate.explain_memory import Explanation, num
 from core.planning.check import Plan
+from core.planning.report import quoted_ttft_s
 
 MEMORY_KEYS = ("weights", "kv_per_token", "kv_budget", "max_concurrency")
 
@@ -21,8 +22,19 @@ def plan_explanations(plan: Plan) -> dict[str, Explanation]:
     free = state.decode_step_s / state.tpot_s  # the share of steps no rank prefills in (steady_state)
     source = "core/timing/steady_state.py; docs/model.md, Requirement check"
     share = r"(1 - \lambda t_p)" if dp == 1 else rf"(1 - \lambda t_p / {dp})^{{{dp}}}"
-    found = {
-        "ttft": Explanation(
+    if plan.queued and not plan.unbounded:  # the engine is full: the wait for a slot comes first
+        ttft = Explanation(
+            "plan_ttft_queued",
+            r"\text{TTFT} = W + t_p + t_d(B) + T_{request},\quad W = \frac{U \times E2E}{B} - Z - E2E",
+            rf"\text{{TTFT}} = {ms(plan.queue_wait_s)} + {ms(state.prefill_s)} + {ms(state.decode_step_s)}"
+            rf" + {ms(request)} = {ms(quoted_ttft_s(plan))}\ \text{{ms}}"
+            rf"\quad (B = {num(plan.running)},\ E2E = {num(state.engine_e2e_s, 5)}\,\text{{s}})",
+            quoted_ttft_s(plan),
+            "s",
+            "core/estimate/scope.py admission_wait; " + source,
+        )
+    else:
+        ttft = Explanation(
             "plan_ttft",
             r"\text{TTFT} = t_p + t_d(B) + T_{request}",
             rf"\text{{TTFT}} = {ms(state.prefill_s)} + {ms(state.decode_step_s)} + {ms(request)}"
@@ -30,7 +42,9 @@ def plan_explanations(plan: Plan) -> dict[str, Explanation]:
             state.ttft_s,
             "s",
             source,
-        ),
+        )
+    found = {
+        "ttft": ttft,
         "tpot": Explanation(
             "plan_tpot",
             r"\text{TPOT} = \frac{t_d(B)}{" + share + r"},\quad \lambda = \frac{B}{E2E}",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.estimate.provenance import deployment_inputs, provenance
-from core.messages import message
+from core.messages import duration, message
 from core.planning.check import Check, Plan
 from core.planning.cost import Cost
 from core.planning.fixes import Fix
@@ -49,9 +49,13 @@ def _plan_numbers(plan: Plan) -> dict[str, Any]:
         "failing": [c.name for c in plan.failing],
         "num_gpus": plan.num_gpus,
         "in_flight_requests": round(plan.in_flight, 2),
-        "ttft_ms": round(state.ttft_s / units.MS, 1),
-        "tpot_ms": round(state.tpot_s / units.MS, 2) if state.stable else None,
-        "e2e_ms": round(state.e2e_s / units.MS, 1),
+        "running_requests": round(plan.running, 2),
+        "queue": "unbounded" if plan.unbounded else ("waiting" if plan.queued else "none"),
+        "queue_wait_ms": None if plan.unbounded else round(plan.queue_wait_s / units.MS, 1),
+        # the steady state to quote: TTFT and E2E with the wait for a slot (None: no steady state)
+        "ttft_ms": None if plan.unbounded or not state.stable else round(quoted_ttft_s(plan) / units.MS, 1),
+        "tpot_ms": round(state.tpot_s / units.MS, 2) if state.stable and not plan.unbounded else None,
+        "e2e_ms": None if plan.unbounded or not state.stable else round(quoted_e2e_s(plan) / units.MS, 1),
         "output_tokens_per_s": round(plan.output_tokens_per_s, 1),
     }
 
@@ -184,6 +188,8 @@ def plan_to_dict(
             if cost.per_million_output_tokens != float("inf")
             else None,
             "per_user_month_usd": None if cost.per_user_month is None else round(cost.per_user_month, 2),
+            "achievable": cost.achievable,
+            "delivered_share": round(cost.delivered_share, 4),
         },
         "solvers": solvers,
         "search": search,
@@ -210,6 +216,65 @@ def verdict_sentence(plan: Plan, lang: str = "en") -> str:
         f"{message(f'check.{c.name}', lang)} ({_percent(c.ratio)})" for c in others
     )
     return sentence + message("plan.also_failing", lang, checks=listed)
+
+
+def quoted_ttft_s(plan: Plan) -> float:
+    """The TTFT to quote for the plan: the steady state's plus the wait for a slot [s]."""
+    return float(plan.state.ttft_s) + plan.queue_wait_s
+
+
+def quoted_e2e_s(plan: Plan) -> float:
+    """The E2E latency to quote for the plan: the steady state's plus the wait for a slot [s]."""
+    return float(plan.state.e2e_s) + plan.queue_wait_s
+
+
+def queue_sentence(plan: Plan, lang: str = "en") -> str | None:
+    """What the full engine does to the load: None below the admission ceiling."""
+    if plan.unbounded:
+        return message("plan.queue_unbounded", lang, running=f"{plan.running:,.0f}")
+    if plan.queued:
+        return message(
+            "plan.queue_waiting", lang, running=f"{plan.running:,.0f}", wait=duration(plan.queue_wait_s)
+        )
+    return None
+
+
+def operating_point(plan: Plan, lang: str = "en") -> str:
+    """The steady-state figures to quote for this plan (the same sentence on the page, in the
+    reports and the CLI): TTFT with any admission wait, TPOT, E2E and the output rate delivered."""
+    state = plan.state
+    if plan.unbounded or not state.stable:
+        return message("plan.steady_unbounded", lang, running=f"{plan.running:,.0f}")
+    return message(
+        "plan.steady",
+        lang,
+        running=_count(plan.running),
+        ttft=duration(quoted_ttft_s(plan)),
+        tpot=duration(float(state.tpot_s)),
+        e2e=duration(quoted_e2e_s(plan)),
+        rate=f"{plan.output_tokens_per_s / plan.requirement.replicas:,.0f} tok/s",
+    )
+
+
+def _count(value: float) -> str:
+    """A request count as people read it: 13, 2.4."""
+    return f"{value:,.0f}" if abs(value - round(value)) < 0.05 else f"{value:,.1f}"
+
+
+def cost_sentence(cost: dict[str, Any], lang: str = "en") -> str:
+    """The cost line; a users load names the user-month, a load the setup cannot serve says so."""
+    million = cost["per_million_output_tokens_usd"]
+    text = message(
+        "plan.cost_hour_million",
+        lang,
+        per_hour=f"{cost['per_hour_usd']:,.2f}",
+        per_million="∞" if million is None else f"{million:,.3f}",
+    )
+    if cost["per_user_month_usd"] is not None:
+        text += message("plan.cost_user_month", lang, per_user=f"{cost['per_user_month_usd']:,.2f}")
+    if not cost.get("achievable", True):
+        text += message("plan.cost_not_achievable", lang, share=f"{cost['delivered_share']:.0%}")
+    return text
 
 
 def _percent(ratio: float) -> str:
@@ -242,6 +307,9 @@ def price_text(cost_per_hour: float | None, lang: str = "en") -> str:
 def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
     lines = [data["summary"], ""]
     lines += [message("plan.in_flight_line", lang, in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight)]
+    if queue := queue_sentence(plan, lang):
+        lines.append(queue)
+    lines.append(operating_point(plan, lang))
     lines += [""] + [f"  [{c.status:8}] {headroom_line(c, lang)}" for c in plan.checks]
     if fixes:
         lines += ["", message("plan.fixes_title", lang)]
@@ -255,17 +323,7 @@ def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
                     f"{price_text(fix.cost_per_hour, lang)}, {headroom_line(fix.plan.binding, lang)}"
                 )
     if data["cost"]:
-        c = data["cost"]
-        lines += [
-            "",
-            message(
-                "plan.cost_line",
-                lang,
-                per_hour=c["per_hour_usd"],
-                per_million=c["per_million_output_tokens_usd"] or "∞",
-                per_user=c["per_user_month_usd"] if c["per_user_month_usd"] is not None else "-",
-            ),
-        ]
+        lines += ["", cost_sentence(data["cost"], lang)]
     if solvers := data.get("solvers"):
         sizing = solvers["min_gpus"]
         lines += [

@@ -18,17 +18,19 @@ from core.estimate.provenance import header_lines
 from core.messages import message
 from core.planning.check import Plan
 from core.planning.fixes import Fix
-from core.planning.report import fix_groups, headroom_line, price_text
+from core.planning.report import cost_sentence, fix_groups, headroom_line, operating_point, price_text, queue_sentence
 
 BAR_WIDTH = 20
+BAR_SCALE = 1.5
+"""need / limit at a bar's end: the 100 % mark sits at two thirds of it."""
 STATUS_COLORS = {"ok": "#16a34a", "marginal": "#d97706", "failed": "#dc2626"}
 
 
 def _bar(ratio: float) -> str:
     """need / limit on a 0-150 % scale, with "│" at 100 % of the limit."""
-    filled = BAR_WIDTH if ratio == float("inf") else min(round(ratio * BAR_WIDTH / 1.5), BAR_WIDTH)
+    filled = BAR_WIDTH if ratio == float("inf") else min(round(ratio * BAR_WIDTH / BAR_SCALE), BAR_WIDTH)
     cells = "█" * filled + "░" * (BAR_WIDTH - filled)
-    mark = round(BAR_WIDTH / 1.5)
+    mark = round(BAR_WIDTH / BAR_SCALE)
     return cells[:mark] + "│" + cells[mark:]
 
 
@@ -54,20 +56,7 @@ def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en
     top.append(
         Block("p", (t("plan.in_flight_line", in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight),))
     )
-    top.append(
-        Block(
-            "p",
-            (
-                t(
-                    "report.operating_point",
-                    ttft=f"{data['ttft_ms']:,.0f}",
-                    tpot="∞" if data["tpot_ms"] is None else f"{data['tpot_ms']:,.1f}",
-                    e2e=f"{data['e2e_ms']:,.0f}",
-                    rate=f"{data['output_tokens_per_s']:,.0f}",
-                ),
-            ),
-        )
-    )
+    top.append(Block("p", tuple(filter(None, (queue_sentence(plan, lang), operating_point(plan, lang))))))
     out = [(t("plan.report_title"), top), (t("plan.inputs"), [Block("list", inputs)])]
     out.append((t("plan.checks"), [Block("checks", tuple(plan.checks)), Block("p", (t("plan.bar_legend"),))]))
     fix_blocks = []
@@ -89,13 +78,7 @@ def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en
     if solvers := data.get("solvers"):
         out.append((t("plan.solvers"), _solver_blocks(solvers, lang)))
     if c := data["cost"]:
-        line = t(
-            "plan.cost_line",
-            per_hour=_money(c["per_hour_usd"]),
-            per_million=_money(c["per_million_output_tokens_usd"]),
-            per_user=c["per_user_month_usd"] if c["per_user_month_usd"] is not None else "-",
-        )
-        out.append((t("plan.cost"), [Block("p", (line,))]))
+        out.append((t("plan.cost"), [Block("p", (cost_sentence(c, lang),))]))
     if found := data.get("search"):
         out.append((t("report.best_title"), _search_blocks(found, lang)))
     launch = data["launch"]
@@ -227,6 +210,31 @@ def html_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
     )
 
 
+def checks_html(checks, lang: str = "en") -> str:
+    """The checks as an HTML table (the HTML report's and the Plan page's): the status in its colour,
+    need / limit as a bar in that colour on a 0-150 % track with a mark at 100 %, a check past the
+    track filled to its end with "▶" after it, and the headroom line (percentages rounded as in the
+    verdict)."""
+    e = html.escape
+    left = f"{100 / BAR_SCALE:.1f}%"  # the 100 % mark
+    mark = f"<div style='position:absolute;left:{left};top:-2px;height:18px;border-left:2px solid #111'>"
+    rows = []
+    for c in checks:
+        color, over = STATUS_COLORS[c.status], not c.ratio <= BAR_SCALE
+        width = 100 if over else c.ratio / BAR_SCALE * 100
+        weight = "" if c.status == "ok" else ";font-weight:600"
+        arrow = f"<div style='position:absolute;left:100%;top:-3px;padding-left:3px;color:{color}'>▶</div>"
+        rows.append(
+            f"<tr><td>{e(message(f'check.{c.name}', lang))}</td>"
+            f"<td style='white-space:nowrap'><span style='color:{color}{weight}'>"
+            f"{e(message(f'status.{c.status}', lang))}</span></td>"
+            f"<td><div style='background:#e5e7eb;width:240px;height:14px;position:relative;margin-right:20px'>"
+            f"<div style='background:{color};width:{width:.0f}%;height:14px'></div>"
+            f"{mark}</div>{arrow if over else ''}</div></td><td>{e(headroom_line(c, lang))}</td></tr>"
+        )
+    return f"<table>{''.join(rows)}</table>"
+
+
 def _html_block(block: Block, lang: str) -> str:
     e = html.escape
     if block.kind == "p":
@@ -238,18 +246,7 @@ def _html_block(block: Block, lang: str) -> str:
     if block.kind == "code":
         return f"<pre>{e(chr(10).join(block.items))}</pre>"
     if block.kind == "checks":
-        rows = []
-        for c in block.items:
-            width = 100 if c.ratio == float("inf") else min(c.ratio / 1.5 * 100, 100)
-            rows.append(
-                f"<tr><td>{e(message(f'check.{c.name}', lang))}</td>"
-                f"<td style='white-space:nowrap'>{e(message(f'status.{c.status}', lang))}</td>"
-                f"<td><div style='background:#e5e7eb;width:240px;height:14px;position:relative'>"
-                f"<div style='background:{STATUS_COLORS[c.status]};width:{width:.0f}%;height:14px'></div>"
-                f"<div style='position:absolute;left:66.7%;top:-2px;height:18px;border-left:2px solid #111'></div>"
-                f"</div></td><td>{e(headroom_line(c, lang))}</td></tr>"
-            )
-        return f"<table>{''.join(rows)}</table>"
+        return checks_html(block.items, lang)
     head = "".join(f"<th>{e(h)}</th>" for h in block.header)
     body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in block.items)
     return f"<table border='1' cellpadding='4' style='border-collapse:collapse'><tr>{head}</tr>{body}</table>"
