@@ -14,6 +14,7 @@ from typing import Any
 
 from core.messages import message
 from core.spec.deployment import Deployment, Workload
+from core.spec.engine import default_efficiency
 
 PACKAGE = "llm-tradeoff-explorer"
 DATE_FORMAT = "%Y-%m-%d %H:%M UTC"
@@ -63,7 +64,24 @@ def deployment_inputs(dep: Deployment, lang: str = "en") -> list[tuple[str, str]
         rows.append(("max_num_batched_tokens", f"{engine.max_num_batched_tokens:,}"))
     levers = message("plan.list_separator", lang).join(t(f"levers.short_{name}") for name in dep.levers.active)
     rows.append((t("report.levers"), levers or t("report.no_levers")))
+    rows.append((t("report.efficiency"), efficiency_words(dep, lang)))
+    price = dep.gpu.price_per_hour
+    rows.append((t("report.price"), f"${price:,.2f}/h" if price else t("report.no_price")))
     return rows
+
+
+def efficiency_words(dep: Deployment, lang: str = "en") -> str:
+    """The speed assumptions as a reader checks them: compute, bandwidth and (MoE) expert
+    efficiency, then whether they are this GPU class's defaults for the release or were set."""
+    eff, engine = dep.efficiency, dep.engine
+    shown = f"compute {eff.compute:.2f}, bandwidth {eff.bandwidth:.2f}"
+    if dep.model.moe is not None:
+        shown += f", experts {eff.expert:.2f}"
+    default = default_efficiency(dep.gpu.memory_type, engine.release)
+    fields = ("compute", "bandwidth", "expert", "step_overhead_s", "request_overhead_s", "layer_overhead_s")
+    same = all(getattr(eff, f) == getattr(default, f) for f in fields)
+    key = "report.efficiency_default" if same else "report.efficiency_set"
+    return message(key, lang, values=shown, gpu_class=dep.gpu.memory_type.upper(), release=engine.release.name)
 
 
 def workload_inputs(work: Workload, lang: str = "en") -> list[tuple[str, str]]:

@@ -139,6 +139,7 @@ def plan_to_dict(
         "report": provenance(link),
         **_plan_numbers(plan),
         "summary": verdict_sentence(plan, lang),
+        "answer": plan_answer(plan, fixes, lang),
         "inputs": [
             {"label": label, "value": value}
             for label, value in deployment_inputs(dep, lang) + requirement_inputs(req, lang)
@@ -218,6 +219,38 @@ def verdict_sentence(plan: Plan, lang: str = "en") -> str:
     return sentence + message("plan.also_failing", lang, checks=listed)
 
 
+def plan_answer(plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+    """The Plan's answer in one sentence, first on the page, in the reports and the CLI: the
+    verdict and what binds, the cheapest fix that works (with its price; a cheaper one that changes
+    the answers named after it), and the figures to quote."""
+    parts = [verdict_sentence(plan, lang)]
+    if plan.verdict != "feasible":
+        working = [f for f in fixes if f.plan.verdict == "feasible"]
+        if not working:
+            parts.append(message("answer.plan_no_fix", lang))
+        else:
+            best = working[0]  # fixes are ranked: same model and quality first, then cheapest
+            parts.append(message("answer.plan_fix", lang, fix=_fix_words(best, lang)))
+            cheaper = [
+                f
+                for f in working
+                if not f.keeps_quality
+                and f.cost_per_hour is not None
+                and (best.cost_per_hour is None or f.cost_per_hour < best.cost_per_hour)
+            ]
+            if best.keeps_quality and cheaper:
+                cheapest = min(cheaper, key=lambda f: f.cost_per_hour)
+                parts.append(message("answer.plan_cheaper", lang, fix=_fix_words(cheapest, lang)))
+    parts.append(operating_point(plan, lang))
+    return " ".join(parts)
+
+
+def _fix_words(fix: Fix, lang: str) -> str:
+    """ "NVIDIA A100 PCIe 80GB (1 GPU, $1.79/h)"."""
+    gpus = message("answer.gpu_count_one" if fix.num_gpus == 1 else "answer.gpu_count_many", lang, count=fix.num_gpus)
+    return f"{fix.lever.text(lang)} ({gpus}, {price_text(fix.cost_per_hour, lang)})"
+
+
 def quoted_ttft_s(plan: Plan) -> float:
     """The TTFT to quote for the plan: the steady state's plus the wait for a slot [s]."""
     return float(plan.state.ttft_s) + plan.queue_wait_s
@@ -233,9 +266,7 @@ def queue_sentence(plan: Plan, lang: str = "en") -> str | None:
     if plan.unbounded:
         return message("plan.queue_unbounded", lang, running=f"{plan.running:,.0f}")
     if plan.queued:
-        return message(
-            "plan.queue_waiting", lang, running=f"{plan.running:,.0f}", wait=duration(plan.queue_wait_s)
-        )
+        return message("plan.queue_waiting", lang, running=f"{plan.running:,.0f}", wait=duration(plan.queue_wait_s))
     return None
 
 
@@ -305,7 +336,7 @@ def price_text(cost_per_hour: float | None, lang: str = "en") -> str:
 
 
 def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
-    lines = [data["summary"], ""]
+    lines = [data["answer"], ""]
     lines += [message("plan.in_flight_line", lang, in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight)]
     if queue := queue_sentence(plan, lang):
         lines.append(queue)
