@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.planning.check import check
 from core.planning.pareto import best, cost_front, front, search_to_dict, throughput_front
@@ -391,3 +393,93 @@ def test_search_cli_takes_dp_and_chunk_lists(cli):
     assert code == 2 and "--dp-options" in err
     code, _, err = cli(*base, "--batched-tokens", "auto,lots")
     assert code == 2 and "--batched-tokens-options" in err
+
+
+def _weakly_dominated_at_resolution(x, y, pool, i):
+    """Pool points at least as good as point i on both axes at the front's resolution, i excluded,
+    and whether each ties i on both."""
+    from core.planning.pareto import resolution
+
+    xr, yr = resolution(x), resolution(y)
+    better = pool & (xr <= xr[i]) & (yr <= yr[i])
+    better[i] = False
+    return better, (xr == xr[i]) & (yr == yr[i])
+
+
+def _assert_a_proper_front(x, y, pool, price, idx):
+    """No point on the front is weakly dominated by another candidate at the front's resolution,
+    except by a tie on both axes that the front left out for it (one per tie: the cheapest per
+    hour of those not beaten on the raw values); no front point is beaten on the raw values either
+    (the front is a subset of the raw one); every pool point off it is weakly dominated by one on it."""
+    from core.planning.pareto import resolution
+
+    on = np.zeros(len(x), dtype=bool)
+    on[idx] = True
+    assert pool[idx].all() and len(set(idx.tolist())) == len(idx)
+    for i in idx:
+        better, tie = _weakly_dominated_at_resolution(x, y, pool, i)
+        assert not (better & ~tie).any(), f"point {i} is dominated"
+        for j in np.flatnonzero(better & tie):
+            assert not on[j], f"points {i} and {j} tie on both axes and both stay"
+            assert not (x[j] <= x[i] and y[j] <= y[i] and (x[j] < x[i] or y[j] < y[i]))
+            if not np.isnan(price[j]) and not (x[i] <= x[j] and y[i] <= y[j] and (x[i] < x[j] or y[i] < y[j])):
+                assert price[i] <= price[j], f"tie {i}/{j}: the dearer one stays"
+        raw = pool & (x <= x[i]) & (y <= y[i]) & ((x < x[i]) | (y < y[i]))
+        assert not raw.any()
+    xr, yr = resolution(x), resolution(y)
+    for j in np.flatnonzero(pool & ~on):
+        assert ((xr[idx] <= xr[j]) & (yr[idx] <= yr[j])).any(), f"point {j} is off the front but not dominated"
+    assert list(x[idx]) == sorted(x[idx])
+
+
+VALUES = [0.5, 1.0, 1.0586, 1.2485, 13.726, 100.0, 999.6]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    points=st.lists(
+        st.tuples(
+            st.sampled_from(VALUES),
+            st.sampled_from([0.0, 1e-9, -1e-6, 2e-5, -4e-4, 3e-3]),  # near ties, some within 3 figures
+            st.sampled_from(VALUES),
+            st.sampled_from([0.0, 1e-9, 1e-6, -2e-5, 4e-4, -3e-3]),
+            st.one_of(st.just(float("nan")), st.sampled_from([1.0, 2.5, 6.69, 7.89])),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_no_point_on_a_front_is_weakly_dominated(points):
+    """Property (audit D10): on random point sets full of exact and near ties, the front holds no
+    point another candidate matches or beats on both axes at the resolution it is shown at."""
+    x = np.array([a * (1 + da) for a, da, *_ in points])
+    y = np.array([b * (1 + db) for _, _, b, db, *_ in points])
+    price = np.array([p[4] for p in points])
+    pool = np.array([p[5] for p in points])
+    _assert_a_proper_front(x, y, pool, price, front(x, y, pool, price))
+    _assert_a_proper_front(-y, -x, pool, price, front(-y, -x, pool, price))  # a maximized front, negated
+
+
+def test_b300_at_b200s_tpot_is_not_on_the_cost_front(cli, deploy, catalog):
+    """Audit D10: Qwen3-32B for 200 users put B300 x1 ($7.89/h, TPOT 13.7260 ms) on the cost front
+    beside B200 x1 ($6.69/h, TPOT 13.7262 ms): 0.001 % faster for 18 % more is the same TPOT. The
+    CLI's fronts now hold one of them, and both fronts of that search are proper (no point weakly
+    dominated by another candidate)."""
+    args = ("search", "--model", "qwen3-32b", "--users", "200", "--ttft-slo-ms", "2000", "--tpot-slo-ms", "50")
+    code, out, _ = cli(*args, "--json")
+    assert code == 0
+    data = json.loads(out)
+    cost = [(p["gpu"], p["num_gpus"]) for p in data["pareto"]]
+    assert ("b200", 1) in cost and ("b300", 1) not in cost
+    for points in (data["pareto"], data["pareto_throughput"]):
+        shown = [(p["gpu"], p["num_gpus"], p["mode"], p["tp"], p["weight_dtype"], p["kv_dtype"]) for p in points]
+        assert len(shown) == len(set(shown))
+    base = deploy(model="qwen3-32b", gpu=catalog.gpus[0].id)
+    req = Requirement(users=200, ttft_slo_s=2.0, tpot_slo_s=0.05)
+    found = search(catalog, base, req)
+    assert [(found.shapes[found.shape[i]].gpu.id, int(found.num_gpus[i])) for i in cost_front(found)] == cost
+    pool, per_million, price = found.meets_slo, found.cost_per_million_output_tokens, found.cost_per_hour
+    _assert_a_proper_front(per_million, found.tpot_s, pool & np.isfinite(per_million), price, cost_front(found))
+    user, gpu = found.tokens_per_s_per_user, found.tokens_per_s_per_gpu
+    _assert_a_proper_front(-user, -gpu, pool, price, throughput_front(found))

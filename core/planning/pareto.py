@@ -4,7 +4,11 @@ Fronts are taken over the candidates that meet the SLOs, or over every stable ca
 does (each point then says ``meets_slo: false``):
 - cost: cost per 1M output tokens against TPOT, both lower-is-better (priced GPUs only);
 - throughput: output tokens/s per GPU against tokens/s per user (1 / TPOT), both higher-is-better.
-A point is on a front when no other candidate is at least as good on both axes and better on one.
+A point is on a front when no other candidate is at least as good on both axes and better on one,
+comparing values to :data:`SIGNIFICANT` figures (as the fronts' hover shows them): a candidate that
+matches another on one axis and is worse on the other is dominated (B300 beside B200 at the same
+TPOT, 0.001 % apart), and of candidates that tie on both axes the front keeps one, the cheapest
+per hour among those not beaten on the unrounded values.
 The best deployment is the cheapest per hour that meets the SLOs (then fewer GPUs, then lower
 TPOT); without prices on any of them, the one with the fewest GPUs.
 """
@@ -19,17 +23,50 @@ import numpy as np
 from core.planning.search import MODES, Candidates
 from core.spec import units
 
+SIGNIFICANT = 3
+"""Significant figures two values must share to tie on a front: the fronts' hover shows three, and
+the model resolves nothing finer (docs/accuracy.md), so values equal to three figures are one
+point to the reader."""
 
-def front(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
+
+def resolution(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to :data:`SIGNIFICANT` figures (0, infinities and NaN unchanged); monotone,
+    so a value no larger than another stays no larger. Magnitudes beyond 1e±300 (no cost or time
+    comes near) round at 1e±300, where the scale still fits a float."""
+    values = np.asarray(values, dtype=float)
+    finite = np.isfinite(values) & (values != 0)
+    magnitude = np.clip(np.floor(np.log10(np.abs(values, where=finite, out=np.ones_like(values)))), -300, 300)
+    scale = 10.0 ** (SIGNIFICANT - 1 - magnitude)
+    return np.where(finite, np.round(values * scale) / scale, values)
+
+
+def front(x: np.ndarray, y: np.ndarray, mask: np.ndarray, cheaper: np.ndarray | None = None) -> np.ndarray:
     """Indices of the points (within ``mask``) not dominated when both ``x`` and ``y`` are minimized,
-    ordered by ``x``."""
+    compared at :func:`resolution`, ordered by ``x``. Of points that tie on both, the one kept is
+    not beaten on the raw values by another of them, and is the lowest in ``cheaper`` (NaN last)
+    among those, then in ``x`` and ``y``; so the front is a subset of the raw values' front."""
     idx = np.flatnonzero(mask & np.isfinite(x) & np.isfinite(y))
     if idx.size == 0:
         return idx
-    idx = idx[np.lexsort((y[idx], x[idx]))]
-    ys = y[idx]
-    best_before = np.concatenate(([math.inf], np.minimum.accumulate(ys)[:-1]))
-    return idx[ys < best_before]
+    xr, yr = resolution(x[idx]), resolution(y[idx])
+    order = np.lexsort((y[idx], x[idx], yr, xr))
+    idx, xr, yr = idx[order], xr[order], yr[order]
+    starts = np.flatnonzero(np.concatenate(([True], (xr[1:] != xr[:-1]) | (yr[1:] != yr[:-1]))))
+    best_before = np.concatenate(([math.inf], np.minimum.accumulate(yr)[:-1]))
+    ends = np.append(starts[1:], idx.size)
+    kept = [(s, e) for s, e in zip(starts, ends, strict=True) if yr[s] < best_before[s]]
+    return np.array([_representative(idx[s:e], x, y, cheaper) for s, e in kept], dtype=int)
+
+
+def _representative(tied: np.ndarray, x: np.ndarray, y: np.ndarray, cheaper: np.ndarray | None) -> int:
+    """The one of ``tied`` (points equal at the front's resolution, sorted by x then y) to keep."""
+    if tied.size == 1 or cheaper is None:
+        return int(tied[0])
+    tx, ty = x[tied], y[tied]
+    beaten = [((tx <= tx[k]) & (ty <= ty[k]) & ((tx < tx[k]) | (ty < ty[k]))).any() for k in range(tied.size)]
+    unbeaten = tied[~np.array(beaten)]
+    price = np.where(np.isnan(cheaper[unbeaten]), math.inf, cheaper[unbeaten])
+    return int(unbeaten[np.lexsort((y[unbeaten], x[unbeaten], price))[0]])
 
 
 def _pool(c: Candidates) -> np.ndarray:
@@ -37,11 +74,11 @@ def _pool(c: Candidates) -> np.ndarray:
 
 
 def cost_front(c: Candidates) -> np.ndarray:
-    return front(c.cost_per_million_output_tokens, c.tpot_s, _pool(c))
+    return front(c.cost_per_million_output_tokens, c.tpot_s, _pool(c), c.cost_per_hour)
 
 
 def throughput_front(c: Candidates) -> np.ndarray:
-    return front(-c.tokens_per_s_per_user, -c.tokens_per_s_per_gpu, _pool(c))
+    return front(-c.tokens_per_s_per_user, -c.tokens_per_s_per_gpu, _pool(c), c.cost_per_hour)
 
 
 def best(c: Candidates) -> int | None:

@@ -103,6 +103,9 @@ def search(catalog: Catalog, base: Deployment, req: Requirement, space=None, pro
     names = [f.name for f in dataclasses.fields(Candidates) if f.name != "shapes"]
     none = {k: np.zeros(0, dtype=bool if k == "meets_slo" else float) for k in names}
     merged = {k: np.concatenate([c[k] for c in found]) if found else none[k] for k in names}
+    if space.max_cost_per_hour is not None:  # NaN (no price) compares False: left out too
+        within = merged["cost_per_hour"] <= space.max_cost_per_hour
+        merged = {k: v[within] for k, v in merged.items()}
     return Candidates(shapes=tuple(kept), **merged)
 
 

@@ -40,11 +40,19 @@ class SearchSpace:
     engine's default unless set). Values equal to that are not tried twice."""
     modes: tuple[str, ...] = MODES
     max_gpus: int = 64
+    max_cost_per_hour: float | None = None
+    """Candidates dearer than this [USD/h] are left out, and so are GPUs without a price (their
+    cost is unknown); None: no limit."""
+    native_only: bool = False
+    """No quantization: only the checkpoint's own weight format with the KV cache in it, whatever
+    the base deployment and ``weight_dtypes`` / ``kv_dtypes`` say."""
     inter_node: str = DEFAULT_INTER_NODE
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_gpus <= 4096:
             raise ValueError(f"max_gpus must be from 1 to 4096, got {self.max_gpus!r}")
+        if self.max_cost_per_hour is not None and not 0 < self.max_cost_per_hour < float("inf"):
+            raise ValueError(f"max_cost_per_hour must be above 0 USD/h or None, got {self.max_cost_per_hour!r}")
         if bad := [m for m in self.modes if m not in MODES]:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {bad[0]!r}")
         if self.inter_node not in INTER_NODE_LINKS:
@@ -68,7 +76,7 @@ def layouts(base: Deployment, space: SearchSpace) -> list[tuple[int, int, int]]:
     within a node (its all-reduces would cross the NICs), dp > 1 only on MoE models, with pp 1 and
     tp x dp within a node (the all-to-all runs over the GPUs' own link)."""
     found = []
-    dps = [d for d in dict.fromkeys(space.data_parallel) if d == 1 or base.model.moe is not None]
+    dps = [d for d in dict.fromkeys(space.data_parallel) if Parallelism(dp=d).data_parallel_error(base.model) is None]
     for tp in (t for t in space.tensor_parallel if t in TENSOR_PARALLEL):
         for dp in dps:
             for pp in space.pipeline_parallel if dp == 1 else (1,):
@@ -89,6 +97,9 @@ def shapes(catalog: Catalog, base: Deployment, req: Requirement, space: SearchSp
         for w in space.weight_dtypes
         if w != base.weights.name and WEIGHT_PRECISIONS[w].bits_per_element <= native.bits_per_element
     ]
+    kv_dtypes = tuple(dict.fromkeys(space.kv_dtypes))
+    if space.native_only:
+        formats, kv_dtypes = [native], ("auto",)
     # the one max_model_len rule (as check sizes it), so a chosen point's launch command is check's
     sized = sized_max_model_len(req.longest_request, base.model.max_context)
     engine = dataclasses.replace(base.engine, max_model_len=sized)
@@ -97,7 +108,7 @@ def shapes(catalog: Catalog, base: Deployment, req: Requirement, space: SearchSp
         own = dataclasses.replace(engine, efficiency=gpu_efficiency(base, gpu))
         for tp, pp, dp in layouts(base, space):
             for weights in formats:
-                for kv in dict.fromkeys(space.kv_dtypes):
+                for kv in kv_dtypes:
                     try:
                         dep = dataclasses.replace(
                             base,
@@ -110,8 +121,19 @@ def shapes(catalog: Catalog, base: Deployment, req: Requirement, space: SearchSp
                         )
                     except ValueError:
                         continue  # this GPU cannot run that format, or the model does not split tp ways
+                    if not within_budget(dep, space):
+                        continue  # every count of it costs at least one replica
                     found.append(dep)
     return found + batched_token_variants(found, space)
+
+
+def within_budget(dep: Deployment, space: SearchSpace) -> bool:
+    """Whether one replica of ``dep`` is priced and within ``space.max_cost_per_hour`` (always,
+    without a limit)."""
+    if space.max_cost_per_hour is None:
+        return True
+    price = dep.gpu.price_per_hour
+    return price is not None and dep.parallel.num_gpus * price <= space.max_cost_per_hour
 
 
 def batched_token_variants(found: list[Deployment], space: SearchSpace) -> list[Deployment]:
