@@ -1,4 +1,4 @@
-"""Plotly figures built as plain data, handed to ``st.plotly_chart`` without plotly's object model.
+"""Plotly figures built as plain data, and :func:`chart`, the one way the pages draw them.
 
 Building a ``plotly.graph_objects.Figure`` call by call (``add_scatter``, ``update_layout`` with
 magic underscores, ``add_vline``) validates every property as it goes; on the Explorer that was
@@ -13,6 +13,10 @@ rerun (bench/browser_step.py and docs/benchmarks.md, "Browser latency"). ``Built
 own ``to_dict`` does) and the default template's dict made once per template. The tests validate
 every figure each page draws with plotly's validators (``tests/test_app_levers.py``), so a wrong
 property still fails a test.
+
+:func:`chart` draws a figure so that the next rerun updates it in place (``ui/plotly_component``:
+``Plotly.react`` on the mounted chart instead of Streamlit's remount and ``Plotly.newPlot``); a chart
+whose points can be clicked stays ``st.plotly_chart`` with its selection callback.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 from _plotly_utils.utils import convert_to_base64
+
+from ui.i18n import t
+from ui.plotly_component import live_chart
 
 
 def _expand(props: dict[str, Any]) -> dict[str, Any]:
@@ -108,3 +115,16 @@ class Built(go.Figure):
 
     def __repr__(self) -> str:
         return f"Built({len(self._spec['data'])} traces)"
+
+
+def chart(
+    container: Any, figure: go.Figure, *, key: str, on_select: Any = None, selection_mode: str = "points"
+) -> None:
+    """Draw ``figure`` in ``container`` (``st`` or a column) at the container's width, updated in place
+    on later reruns with the same ``key``. With ``on_select`` (a callback) the chart is
+    ``st.plotly_chart`` and a click on a point runs the callback with the selection in
+    ``st.session_state[key]``, as Streamlit defines it."""
+    if on_select is not None:
+        container.plotly_chart(figure, width="stretch", key=key, on_select=on_select, selection_mode=selection_mode)
+    else:
+        live_chart(container, figure, key=key, failed=t("live.plotly_failed"))

@@ -1,0 +1,183 @@
+"""Real browser: a slider step updates the Explorer's charts in place (ui/plotly_component), from local
+assets only.
+
+Skips without Chromium outside CI and fails in CI (the fixtures of tests/test_browser.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.test_browser import ROOT, WAIT_MS, _free_port, browser, expected, metric, press, server  # noqa: F401
+from ui import fmt
+
+CHARTS = "[data-testid='stLivePlotlyChart']"
+PLOTTED = re.compile(r"\bjs-plotly-plot\b")  # the class plotly.js gives a node it has drawn
+# app.py's page icon, which Streamlit fetches from Google's icon host: issue 28 item 8, fixed apart.
+# Every other request to another host fails the tests here.
+PAGE_ICON = "https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/speed/default/24px.svg"
+
+
+@pytest.fixture
+def page_and_outside(browser, server):  # noqa: F811
+    """A page whose requests to any other host are recorded (and refused), so a test can assert none,
+    and whose requests to the server are recorded too."""
+    outside: list[str] = []
+    local: list[str] = []
+
+    def route(request_route):
+        url = request_route.request.url
+        if url.startswith(server):
+            local.append(url)
+            request_route.continue_()
+        else:
+            if url != PAGE_ICON:
+                outside.append(url)
+            request_route.abort()
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/*", route)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    yield page, outside, local
+    context.close()
+
+
+def _drawn(page) -> list[str]:
+    """Each live chart's plotted traces as plotly.js holds them (``gd.data``), as JSON."""
+    return page.eval_on_selector_all(CHARTS, "nodes => nodes.map(n => JSON.stringify(n.data))")
+
+
+def test_a_batch_step_updates_the_charts_in_place_without_outside_requests(page_and_outside, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    page, outside, local = page_and_outside
+    page.goto(f"{server}/?batch=4")
+    throughput = metric(page, "Throughput")
+    expect(throughput).to_have_text(fmt.rate(expected(batch=4).throughput.output_tokens_per_s))
+    charts = page.locator(CHARTS)
+    expect(charts).to_have_count(3)  # memory; throughput against TPOT and TTFT in the open first tab
+    for i in range(3):
+        expect(charts.nth(i)).to_have_class(PLOTTED)
+    # tag each chart's DOM node: a remounted chart is a new node without the tag
+    page.eval_on_selector_all(CHARTS, "nodes => nodes.forEach((n, i) => { n.__liveTag = i; })")
+    before = _drawn(page)
+
+    press(page.get_by_role("slider", name="Concurrent requests (batch)"), "ArrowRight", "6")
+    expect(throughput).to_have_text(fmt.rate(expected(batch=6).throughput.output_tokens_per_s))
+    page.wait_for_function(
+        "([selector, before]) => [...document.querySelectorAll(selector)]"
+        ".every((n, i) => JSON.stringify(n.data) !== before[i])",
+        arg=[CHARTS, before],
+    )
+
+    assert page.eval_on_selector_all(CHARTS, "nodes => nodes.map(n => n.__liveTag)") == [0, 1, 2]
+    after = _drawn(page)
+    assert all(a != b for a, b in zip(after, before, strict=True))
+    assert "Memory per GPU" in charts.first.inner_text()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    assert outside == []
+    # plotly.js came from this server's copy of the plotly package, once for the three charts and the step
+    assert [url for url in local if url.endswith("/plotly.min.js")] == [
+        f"{server}/component/ui.plotly_component.plotlyjs/plotly.min.js"
+    ]
+
+
+def test_a_live_chart_hovers_and_follows_its_containers_width(page_and_outside, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    page, outside, _ = page_and_outside
+    page.goto(f"{server}/?batch=4")
+    memory = page.locator(CHARTS).first
+    expect(memory).to_have_class(PLOTTED)
+    box = memory.locator(".barlayer .point").first.bounding_box()  # plotly's drag layer takes the pointer
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    expect(memory.locator(".hoverlayer .hovertext").first).to_be_visible()
+
+    svg = memory.locator(".main-svg").first
+    wide = float(svg.get_attribute("width"))
+    assert wide == pytest.approx(memory.evaluate("n => n.parentElement.clientWidth"), abs=1)
+    page.set_viewport_size({"width": 900, "height": 1000})
+    page.wait_for_function(
+        "([n, w]) => parseFloat(n.getAttribute('width')) < w - 300", arg=[svg.element_handle(), wide]
+    )
+    assert float(svg.get_attribute("width")) == pytest.approx(
+        memory.evaluate("n => n.parentElement.clientWidth"), abs=1
+    )
+    assert outside == []
+
+
+@contextlib.contextmanager
+def run_server(script: Path):
+    """``streamlit run script`` on loopback from the project's folder (its .streamlit/config.toml theme)."""
+    port = _free_port()
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true"]
+    command += ["--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                    break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("streamlit server did not become healthy") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+SIDE_BY_SIDE = """
+import streamlit as st
+
+from tests.test_browser import expected
+from ui import charts
+from ui.figure import chart
+
+figure = charts.memory_figure(expected())
+st.plotly_chart(figure, width="stretch", key="streamlit")
+chart(st, figure, key="live")
+"""
+
+# What the theme decides, read from plotly.js's resolved layout (gd._fullLayout) and traces.
+RESOLVED = """gd => { const L = gd._fullLayout; const axis = a => ({tickfont: a.tickfont, gridcolor: a.gridcolor,
+  tickcolor: a.tickcolor, title: a.title, showgrid: a.showgrid, zeroline: a.zeroline});
+  return JSON.parse(JSON.stringify({font: L.font, title: L.title, paper: L.paper_bgcolor, plot: L.plot_bgcolor,
+    colorway: L.colorway, width: L.width, height: L.height, margin: L.margin, hoverlabel: L.hoverlabel,
+    legend: {font: L.legend.font, bordercolor: L.legend.bordercolor, valign: L.legend.valign},
+    xaxis: axis(L.xaxis), yaxis: axis(L.yaxis), traces: gd._fullData.map(t => [t.name, t.marker.color])})); }"""
+
+
+def test_a_live_chart_is_themed_as_st_plotly_chart(browser, tmp_path):  # noqa: F811
+    """The same figure drawn by st.plotly_chart and by ui.figure.chart on one page: every resolved font,
+    colour, margin, size and trace colour agrees (the title differs only in Streamlit's doubled <b>)."""
+    script = tmp_path / "side_by_side.py"
+    script.write_text(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n{SIDE_BY_SIDE}")
+    with run_server(script) as url:
+        context = browser.new_context(viewport={"width": 1400, "height": 1400})
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(url) else r.abort())
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(url)
+        page.wait_for_selector("[data-testid='stPlotlyChart'] .js-plotly-plot .main-svg")
+        page.wait_for_selector(f"{CHARTS} .main-svg")
+        streamlit = page.eval_on_selector("[data-testid='stPlotlyChart'] .js-plotly-plot", RESOLVED)
+        live = page.eval_on_selector(CHARTS, RESOLVED)
+        context.close()
+    streamlit_title, live_title = streamlit.pop("title"), live.pop("title")
+    assert streamlit_title.pop("text") == "<b><b>Memory per GPU [GiB]</b></b>"
+    assert live_title.pop("text") == "<b>Memory per GPU [GiB]</b>"
+    assert live_title == streamlit_title
+    assert live == streamlit
