@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.app_helpers import metrics, open_app
+from tests.app_helpers import figures, metrics, open_app
 from ui import fmt
 
 HEADLINES = {  # Explorer metric label -> its explanation's popover key
@@ -62,10 +62,7 @@ def test_the_memory_popover_matches_the_chart():
     at = open_app()
     at.session_state["explain_memory"] = True
     at.run()
-    memory = next(f for f in at.get("plotly_chart") if "Memory per GPU" in f.proto.spec)
-    import json
-
-    spec = json.loads(memory.proto.spec)
+    spec = next(f for f in figures(at) if f["layout"]["title"]["text"] == "Memory per GPU")
     weights = next(trace for trace in spec["data"] if trace["name"] == "Weights")
     found = results(at)
     assert found[0] == f"{weights['x'][0]:,.2f} GiB"  # weights first, as the chart's hover shows it
@@ -78,7 +75,7 @@ def test_plan_operating_point_explained():
     at.session_state["explain_plan"] = True
     at.run()
     assert not at.exception
-    caption = next(c.value for c in at.caption if c.value.startswith("Operating point"))
+    caption = next(c.value for c in at.markdown if "Steady state, the figures to quote" in c.value)
     ttft, tpot, throughput, *memory = results(at)
     assert f"TTFT {ttft}," in caption and f"TPOT {tpot}," in caption and f"{throughput} per replica" in caption
     assert len(memory) == 4 and memory[0].endswith(" GiB")
@@ -91,7 +88,7 @@ def test_learn_uses_the_explorers_numbers():
     assert not at.exception
     found = results(at)
     assert shown["TPOT"] in found and shown["TTFT"] in found and shown["Throughput"] in found
-    assert any("One decode step against the batch" in chart.proto.spec for chart in at.get("plotly_chart"))
+    assert any("One decode step against the batch" in f["layout"]["title"]["text"] for f in figures(at))
 
 
 def test_a_long_chain_breaks_only_at_its_own_equals_signs():

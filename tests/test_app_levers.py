@@ -128,7 +128,7 @@ def test_plan_page_offers_prefix_caching_for_a_shared_prompt():
     assert not at.exception
     at.number_input(key="plan_shared_prefix").set_value(1500).run()
     assert not at.exception
-    fixes = at.dataframe[1].value
+    fixes = next(d.value for d in at.dataframe if "Fix" in d.value.columns)
     assert fixes.iloc[:, 0].str.contains("prefix caching of the 1500-token shared prefix").any()
 
 

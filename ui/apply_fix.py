@@ -134,13 +134,15 @@ def _table(before: dict[str, str], after: dict[str, str]) -> pd.DataFrame:
     )
 
 
-def fix_chooser(plan: Plan, fixes: list[Fix], selected_row: int | None) -> None:
-    """Under the fixes table: the selected row's before/after and its Apply button."""
-    if selected_row is None or not 0 <= selected_row < len(fixes):
-        st.caption(t("apply.pick"))
-        return
-    fix = fixes[selected_row]
-    st.markdown(t("apply.preview", fix=notice_text(fix.lever)))
+def fix_chooser(plan: Plan, fixes: list[Fix]) -> None:
+    """Under the fixes table: any fix (the first, cheapest working one, unless another is picked)
+    with the plan before and after it, and a button that applies it."""
+    labels = [f"{notice_text(f.lever)} · {price_text(f.cost_per_hour, lang())}" for f in fixes]
+    if st.session_state.get("plan_fix_pick") not in labels:  # a new list of fixes: its first
+        st.session_state.pop("plan_fix_pick", None)
+    picked = st.selectbox(t("apply.pick"), labels, key="plan_fix_pick")
+    index = labels.index(picked) if picked in labels else 0
+    fix = fixes[index]
     st.dataframe(
         _table(numbers(plan), numbers(fix.plan)),
         hide_index=True,

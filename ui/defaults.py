@@ -57,7 +57,7 @@ def settled(key: str, value: Any) -> None:
     opened, the browser's back button): the user's, and kept as set."""
     expected = _set_values().get(key, st.session_state.get(DEFAULTS, {}).get(key))
     if not same(value, expected):
-        assign(key, value)
+        _set_values()[key] = value  # the widget holds it already
 
 
 def mark(key: str) -> None:

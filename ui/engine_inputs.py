@@ -162,11 +162,11 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
     block = st.selectbox(
         "block_size", [AUTO, *BLOCK_SIZES], key="block", bind="query-params", help=t("engine.block_help")
     )
-    defaults = default_efficiency(gpu.memory_type, release)
+    class_defaults = default_efficiency(gpu.memory_type, release)
     chosen = {
         field: unit
         * _slider(
-            t(f"engine.{label}"), key, low, high, getattr(defaults, field) / unit, step, t(f"engine.{label}_help")
+            t(f"engine.{label}"), key, low, high, getattr(class_defaults, field) / unit, step, t(f"engine.{label}_help")
         )
         for field, key, label, low, high, step, unit in EFFICIENCY_SLIDERS
     }
@@ -179,7 +179,9 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
             max_num_batched_tokens=None if batched == AUTO else batched,
             max_num_seqs=None if seqs == AUTO else seqs,
             block_size=None if block == AUTO else block,
-            efficiency=Efficiency(**chosen),
+            # none set: the GPU class's defaults travel as None, so a deployment moved to another GPU
+            # (a fix, the search) takes that GPU's class defaults, as the sidebar would
+            efficiency=Efficiency(**chosen) if any(defaults.is_set(key) for key in EFFICIENCY_KEYS) else None,
         )
     except ValueError as err:
         return str(err)

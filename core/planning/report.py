@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.estimate.provenance import deployment_inputs, provenance
-from core.messages import duration, message
+from core.messages import duration, message, rate
 from core.planning.check import Check, Plan
 from core.planning.cost import Cost
 from core.planning.fixes import Fix
@@ -283,7 +283,7 @@ def operating_point(plan: Plan, lang: str = "en") -> str:
         ttft=duration(quoted_ttft_s(plan)),
         tpot=duration(float(state.tpot_s)),
         e2e=duration(quoted_e2e_s(plan)),
-        rate=f"{plan.output_tokens_per_s / plan.requirement.replicas:,.0f} tok/s",
+        rate=rate(plan.output_tokens_per_s / plan.requirement.replicas),
     )
 
 
