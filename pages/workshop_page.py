@@ -11,7 +11,8 @@ from ui.i18n import t
 
 st.title(t("workshop.title"))
 st.caption(t("workshop.intro"))
+root = workshop.link_root()
 chosen = workshop.chosen_exercise(load_exercises())
-workshop.render_exercise(chosen)
+workshop.render_exercise(chosen, root)
 st.divider()
-workshop.render_handout()
+workshop.render_handout(root)

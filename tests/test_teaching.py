@@ -22,8 +22,8 @@ from core.spec import units
 from core.spec.engine_defaults import sized_max_model_len
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 from core.teaching.answers import DERIVATIONS, answer, page_inputs, page_query
-from core.teaching.exercises import AUTO, SCENARIO_KEYS, app_root, exercise, load_exercises
-from core.teaching.handout import html_handout, markdown_handout, markdown_steps
+from core.teaching.exercises import AUTO, SCENARIO_KEYS, app_root, exercise, is_loopback, load_exercises, room_root
+from core.teaching.handout import exercise_link, file_name, html_handout, markdown_handout, markdown_steps
 from core.teaching.text import Table, Text, count, duration, gib, rate
 from ui import fmt
 from ui.engine_inputs import LENGTHS
@@ -31,6 +31,8 @@ from ui.sidebar import BATCH_RANGE, GPU_COUNTS
 
 EXERCISES = load_exercises()
 IDS = [ex.id for ex in EXERCISES]
+ROOM = "http://192.168.1.20:8501/"
+"""An address students in a room can reach (a loopback one prints no links: see below)."""
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +116,54 @@ def test_the_knee_is_where_the_sweep_turns_compute_bound(answers):
     assert str(v["knee"]) in [row[0] for row in rows]
 
 
+def shown_range(value: str) -> tuple[float, float]:
+    """The interval a figure as shown stands for ("2.35×", "1,739 ms", "1.89 s", "162"), in
+    seconds for durations: the value give or take half its last digit."""
+    number, unit = re.fullmatch(r"([\d,]+(?:\.(\d+))?)\s*(×|ms|s)?", value).group(1, 3)
+    decimals = len(number.partition(".")[2])
+    half = 0.5 * 10.0**-decimals
+    scale = {"ms": units.MS, "s": 1.0}.get(unit, 1.0)
+    x = float(number.replace(",", ""))
+    return (x - half) * scale, (x + half) * scale
+
+
+def quotient(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return a[0] / b[1], a[1] / b[0]
+
+
+def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def test_the_knees_ratios_multiply_out_from_the_figures_the_answer_states(answers):
+    # D16: "throughput grows 69.0x while TPOT grows only 1.3x" did not multiply out (162 / 1.3 = 125):
+    # throughput is batch x output / E2E here, and E2E holds the whole batch's prefill. Every ratio the
+    # two paragraphs state must follow, within the rounding shown, from the figures they state.
+    dep, work = exercise("knee").scenario.build()
+    steps = {step.key: dict(step.params) for step in answers["knee"].steps if isinstance(step, Text)}
+    gain, beyond = steps["workshop.knee_gain"], steps["workshop.knee_beyond"]
+    knee, first = answers["knee"].values["knee"], int(gain["first"])
+    for batch in (first, knee):  # the identity the sentence explains
+        result = estimate(dep, dataclasses.replace(work, batch=batch))
+        assert result.throughput.output_tokens_per_s == pytest.approx(batch * work.output_len / result.latency.e2e_s)
+    r = {name: shown_range(value) for name, value in gain.items() if name not in ("weights",)}
+    assert overlap(r["growth"], (knee / first,) * 2)
+    assert overlap(r["e2e_ratio"], quotient(r["e2e_last"], r["e2e_one"]))
+    assert overlap(r["tput_ratio"], quotient(r["growth"], r["e2e_ratio"]))  # 162 / 2.35 = 69.0
+    assert overlap(r["naive_ratio"], quotient(r["growth"], r["tpot_ratio"]))  # 162 / 1.28 = 126.2
+    assert r["naive_ratio"][0] > r["tput_ratio"][1]  # the gap the paragraph explains is real
+    table = next(step for step in answers["knee"].steps if isinstance(step, Table))
+    rows = {int(row[0]): row for row in table.render()[1]}
+    assert overlap(r["tpot_ratio"], quotient(shown_range(rows[knee][1]), shown_range(rows[first][1])))
+    tokens = [shown_range(rows[b][2].removesuffix(" tok/s")) for b in (knee, first)]
+    assert overlap(r["tput_ratio"], quotient(*tokens))
+    b = {name: shown_range(value) for name, value in beyond.items() if name not in ("knee", "after")}
+    assert overlap(b["tput_growth"], quotient(b["batch_growth"], b["e2e_growth"]))
+    for lang in LANGUAGES:  # the text states exactly these figures
+        rendered = Text("workshop.knee_gain", tuple(gain.items())).render(lang)
+        assert all(value in rendered for value in gain.values())
+
+
 def test_quantization_rows_are_each_format_pairs_estimate(answers, catalog):
     ex = exercise("quantization")
     variants = answers["quantization"].values["variants"]
@@ -190,17 +240,106 @@ def test_the_handout_has_every_question_and_hint_and_the_answers_when_asked(lang
     questions = [message(ex.question, lang) for ex in EXERCISES]
     for render in (markdown_handout, html_handout):
         bare = render(lang)
-        full = render(lang, with_answers=True, root="http://localhost:8501/")
+        full = render(lang, with_answers=True, root=ROOM)
         for ex in EXERCISES:
             assert message(ex.title, lang) in bare
         if render is markdown_handout:
             assert all(q in bare and q in full for q in questions)
             assert all(message(ex.hint, lang) in bare for ex in EXERCISES)
         assert message("workshop.your_answer", lang) in bare and message("workshop.your_answer", lang) not in full
-        assert message("workshop.answer_label", lang) in full and "http://localhost:8501/explorer?" in full
+        assert message("workshop.answer_label", lang) in full and f"{ROOM}explorer?" in full
         assert "http://" not in bare and "https://" not in bare  # no links without the app's address
     answer_text = markdown_steps(answer(exercise("ceiling")), lang)[1]
     assert answer_text in markdown_handout(lang, with_answers=True)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize(
+    "root",
+    [
+        "http://localhost:8501/",
+        "http://127.0.0.1:8611/",
+        "http://127.8.0.1/app/",
+        "http://[::1]:8501/",
+        "http://0.0.0.0:8501/",
+        "http://lab.localhost:8501/",
+    ],
+)
+def test_a_loopback_address_prints_no_links_and_says_why(root, lang):
+    # D16: a teacher who opened the app as localhost printed http://127.0.0.1:8611/... links no student can open
+    note = message("workshop.handout_loopback", lang, address=root)
+    for render in (markdown_handout, html_handout):
+        page = render(lang, with_answers=True, root=root)
+        assert f"{root}explorer" not in page and f"{root}workshop" not in page and "<a href" not in page
+        assert note in page or html.escape(note) in page
+        assert message("workshop.link_label", lang) not in page
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_reachable_address_prints_every_exercises_link_and_no_note(lang):
+    for render in (markdown_handout, html_handout):
+        page = render(lang, root=ROOM)
+        for ex in EXERCISES:
+            link = exercise_link(ex, ROOM, lang)
+            assert link.startswith(f"{ROOM}{ex.page}?") and (link in page or html.escape(link) in page)
+        assert message("workshop.handout_loopback", lang, address=ROOM) not in page
+
+
+@pytest.mark.parametrize(
+    ("root", "loopback"),
+    [
+        ("http://localhost:8501/", True),
+        ("http://LOCALHOST./", True),
+        ("http://127.0.0.1:8501/", True),
+        ("http://127.255.0.9/", True),
+        ("http://[::1]:8501/", True),
+        ("http://0.0.0.0:8501/", True),
+        ("http://x.localhost/", True),
+        ("http://192.168.1.20:8501/", False),
+        ("http://10.0.0.5/", False),
+        ("https://llm.example.org/app/", False),
+        ("http://localhost.example.org/", False),
+        ("http://[fe80::1]:8501/", False),
+        ("", False),
+    ],
+)
+def test_which_addresses_open_only_on_the_computer_that_uses_them(root, loopback):
+    assert is_loopback(root) is loopback
+
+
+@pytest.mark.parametrize(
+    ("typed", "root"),
+    [
+        ("192.168.1.20:8501", "http://192.168.1.20:8501/"),
+        ("  http://192.168.1.20:8501/workshop?exercise=3#x ", "http://192.168.1.20:8501/workshop/"),
+        ("https://lab.example.org/llm/", "https://lab.example.org/llm/"),
+        ("lab.example.org", "http://lab.example.org/"),
+        ("http://[fe80::1]:8501", "http://[fe80::1]:8501/"),
+    ],
+)
+def test_a_typed_room_address_becomes_a_root(typed, root):
+    assert room_root(typed) == root
+
+
+@pytest.mark.parametrize(
+    "typed", ["", "   ", "http://", "ftp://lab/", "lab:99999", "lab:port", "my lab:8501", "http:///x"]
+)
+def test_a_room_address_a_browser_cannot_open_is_a_value_error(typed):
+    with pytest.raises(ValueError):
+        room_root(typed)
+
+
+def test_the_answer_key_and_the_students_handout_have_different_names_with_the_language():
+    names = {
+        (ext, lang, answers): file_name(ext, lang, answers)
+        for ext in ("md", "html")
+        for lang in LANGUAGES
+        for answers in (False, True)
+    }
+    assert len(set(names.values())) == len(names)
+    assert names["html", "en", False] == "llm-workshop-en.html"
+    assert names["md", "zh", True] == "llm-workshop-answers-zh.md"
+    assert all(name.endswith(f"-{lang}.{ext}") for (ext, lang, _), name in names.items())
 
 
 def test_the_html_handout_is_self_contained_printable_and_escaped():

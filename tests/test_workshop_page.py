@@ -15,7 +15,7 @@ from core.serving.traffic import Traffic
 from core.teaching.answers import answer
 from core.teaching.answers_serving import traffic_lengths
 from core.teaching.exercises import AUTO, exercise, load_exercises
-from core.teaching.handout import markdown_steps
+from core.teaching.handout import exercise_link, markdown_steps
 from tests.app_helpers import metrics, open_app
 from ui import fmt
 
@@ -142,27 +142,130 @@ def test_an_exercise_number_a_link_cannot_take_is_named():
     assert any("exercise=9" in w.value for w in at.warning)
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_handout_downloads_hold_every_question_in_the_sessions_language(monkeypatch, lang):
+@pytest.fixture
+def downloads(monkeypatch) -> dict[str, dict]:
+    """What each download button was given on its latest run, by key: its data callable and file name."""
     from streamlit.delta_generator import DeltaGenerator
 
-    data, original = {}, DeltaGenerator.download_button
+    given, original = {}, DeltaGenerator.download_button
 
     def record(self, label, payload, *args, **kwargs):
-        data[kwargs["key"]] = payload
+        given[kwargs["key"]] = {"data": payload, "file_name": kwargs["file_name"]}
         return original(self, label, payload, *args, **kwargs)
 
     monkeypatch.setattr(DeltaGenerator, "download_button", record)
+    return given
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_handout_downloads_hold_every_question_in_the_sessions_language(downloads, lang):
     at = workshop(**({"lang": lang} if lang != "en" else {}))
     buttons = {b.proto.id.rsplit("-", 1)[-1]: b.proto for b in at.get("download_button")}
     assert buttons["workshop_download_md"].label == message("workshop.download_md", lang)
     assert buttons["workshop_download_html"].deferred_file_id  # built only when clicked
-    files = {ext: data[f"workshop_download_{ext}"]() for ext in ("md", "html")}
+    assert buttons["workshop_download_html"].ignore_rerun  # a click does not rerun the page (ui.download)
+    files = {ext: downloads[f"workshop_download_{ext}"]["data"]() for ext in ("md", "html")}
     for ex in EXERCISES:
         assert message(ex.question, lang) in files["md"]
         assert message(ex.title, lang) in files["html"]
     assert message("workshop.your_answer", lang) in files["md"]
+    names = {ext: downloads[f"workshop_download_{ext}"]["file_name"] for ext in ("md", "html")}
     at.checkbox(key="workshop_handout_answers").check().run()
-    with_answers = data["workshop_download_md"]()
+    with_answers = downloads["workshop_download_md"]["data"]()
     assert message("workshop.answer_label", lang) in with_answers
     assert markdown_steps(answer(exercise("kv_gqa")), lang)[0] in with_answers
+    # D16: both handouts downloaded as llm-workshop-en.html; the answer key now has its own name
+    answer_names = {ext: downloads[f"workshop_download_{ext}"]["file_name"] for ext in ("md", "html")}
+    assert names == {"md": f"llm-workshop-{lang}.md", "html": f"llm-workshop-{lang}.html"}
+    assert answer_names == {"md": f"llm-workshop-answers-{lang}.md", "html": f"llm-workshop-answers-{lang}.html"}
+    assert at.get("download_button")[0].proto.label == message("workshop.download_md_answers", lang)
+
+
+def leave_and_come_back(at: AppTest) -> None:
+    """What a student does through the sidebar: another page, then Workshop in the nav, whose link
+    carries no query (Streamlit drops the page's ``?exercise=N`` when it switches pages)."""
+    at.switch_page("pages/explorer_page.py").run()
+    assert not at.exception
+    assert "exercise" not in at.session_state  # the chooser's state went with its widget, as in a browser
+    for key in list(at.query_params):
+        del at.query_params[key]
+    at.switch_page(PAGE).run()
+    assert not at.exception
+
+
+def test_the_chosen_exercise_survives_a_visit_to_another_page_and_reveals_its_own_answer():
+    # D5: Workshop -> exercise 3 -> Explorer -> Workshop in the nav showed exercise 1 and revealed its answer
+    at = workshop()
+    choose(at, 3)
+    leave_and_come_back(at)
+    assert at.radio(key="exercise").value == "3"
+    assert at.header[0].value.startswith("Exercise 3")
+    assert at.query_params["exercise"] == "3"  # the URL says it again, so a reload keeps it
+    at.session_state["workshop_reveal_knee"] = True  # "Reveal the answer"
+    at.run()
+    shown = [m.value for m in at.markdown]
+    assert all(block in shown for block in markdown_steps(answer(exercise("knee"))))
+    assert not any(block in shown for block in markdown_steps(answer(exercise("kv_gqa"))))
+
+
+def test_a_links_exercise_wins_over_the_one_the_session_remembers():
+    at = workshop()
+    choose(at, 3)
+    at.switch_page("pages/explorer_page.py").run()
+    at.query_params["exercise"] = "5"  # a link to exercise 5 opened in the same session
+    at.switch_page(PAGE).run()
+    assert at.radio(key="exercise").value == "5" and at.header[0].value.startswith("Exercise 5")
+    choose(at, 1)  # the first exercise is remembered too, not just left out of the URL
+    leave_and_come_back(at)
+    assert at.radio(key="exercise").value == "1"
+
+
+def handout_links(downloads: dict, ext: str = "md") -> str:
+    return downloads[f"workshop_download_{ext}"]["data"]()
+
+
+def test_a_room_address_opens_the_page_without_a_warning_and_every_link_uses_it(downloads):
+    at = workshop()
+    at.context["url"] = "http://192.168.1.20:8501/workshop"
+    at.run()
+    assert not at.warning  # nothing to ask: students reach this address
+    assert "workshop_room_input" not in [box.key for box in at.text_input]
+    assert all(c.value.startswith("http://192.168.1.20:8501/") for c in at.code)
+    handout = handout_links(downloads)
+    assert exercise_link(exercise("knee"), "http://192.168.1.20:8501/", "en") in handout
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8611/workshop", "http://localhost:8501/workshop"])
+def test_a_loopback_address_is_said_and_the_room_address_typed_is_used_and_kept(downloads, url):
+    # D16: opened as localhost, the handout printed http://127.0.0.1:8611/... links no student can open
+    loopback = url.removesuffix("workshop")
+    at = workshop()
+    at.context["url"] = url
+    at.run()
+    assert at.warning[0].value == message("workshop.room_warning", "en", address=loopback)
+    handout = handout_links(downloads)
+    assert loopback + "explorer" not in handout and loopback + "workshop" not in handout
+    assert message("workshop.handout_loopback", "en", address=loopback) in handout
+    assert loopback + "explorer" not in handout_links(downloads, "html")
+
+    at.text_input(key="workshop_room_input").input("not an address:port").run()
+    assert not at.exception
+    assert at.error[0].value.startswith("“not an address:port” is not an address a browser can open")
+    assert at.text_input(key="workshop_room_input").value == "not an address:port"  # what was typed stays
+    at.text_input(key="workshop_room_input").input("127.0.0.1:8501").run()
+    assert at.error[0].value == message("workshop.room_is_loopback", "en", value="127.0.0.1:8501")
+
+    at.text_input(key="workshop_room_input").input("192.168.1.20:8501").run()
+    room = "http://192.168.1.20:8501/"
+    assert not at.error
+    assert message("workshop.room_used", "en", address=room) in [c.value for c in at.caption]
+    assert all(c.value.startswith(room) for c in at.code)
+    for ext in ("md", "html"):
+        handout = handout_links(downloads, ext)
+        assert exercise_link(exercise("pitfall"), room, "en").replace("&", "&amp;" if ext == "html" else "&") in handout
+        assert loopback not in handout
+    choose(at, 4)
+    leave_and_come_back(at)  # the address outlives the page's widgets, like the exercise
+    assert at.text_input(key="workshop_room_input").value == "192.168.1.20:8501"
+    assert all(c.value.startswith(room) for c in at.code)
+    assert at.radio(key="exercise").value == "4"

@@ -19,6 +19,7 @@ from core.estimate.compare_report import Compared, exports
 from core.spec.catalog import Catalog
 from core.spec.deployment import Deployment, Workload
 from core.spec.scenario_codec import decode, encode, from_token, to_token
+from ui.download import download_button
 from ui.i18n import lang, t
 from ui.levers import active_summary
 from ui.safe import escape_markdown
@@ -127,7 +128,7 @@ def link_notes(saved: Sequence[dict[str, Any]]) -> None:
 
 def export_buttons(columns: Sequence[Compared], table: Sequence[tuple[str, Sequence[str]]]) -> None:
     """Download buttons for the table as shown: Markdown, CSV and JSON (core.estimate.compare_report)."""
-    # built when a button is clicked (Streamlit calls a data callable then, outside the script thread)
+    # built when a button is clicked (ui.download: outside the script thread, kept after reruns)
     link, language = view_link(), lang()
     documents = functools.cache(lambda: exports(link, columns, table, language))
     st.markdown(f"**{t('compare.export')}**", help=t("compare.export_help"))
@@ -137,7 +138,8 @@ def export_buttons(columns: Sequence[Compared], table: Sequence[tuple[str, Seque
         ("json", t("compare.download_json"), "application/json"),
     )
     for col, (kind, label, mime) in zip(st.columns(len(buttons)), buttons, strict=True):
-        col.download_button(
+        download_button(
+            col,
             label,
             functools.partial(lambda kind: documents()[kind], kind),
             file_name=f"llm-compare.{kind}",

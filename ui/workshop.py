@@ -1,6 +1,6 @@
-"""The Workshop page's parts: the exercise chooser (``?exercise=N``), the button that loads an
-exercise's scenario into the sidebar, its links, the answer from :mod:`core.teaching.answers`, and
-the handout's downloads."""
+"""The Workshop page's parts: the exercise chooser (``?exercise=N``, remembered across pages), the
+address the printed links start with, the button that loads an exercise's scenario into the
+sidebar, its links, the answer from :mod:`core.teaching.answers`, and the handout's downloads."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from core.spec.engine import default_efficiency
 from core.spec.engine_defaults import default_memory_fraction
 from core.spec.release import current_release
 from core.teaching.answers import answer, page_inputs
-from core.teaching.exercises import AUTO, Exercise, app_root, exercise
-from core.teaching.handout import FILE_STEM, MIME_TYPES, RENDERERS, markdown_steps, scenario_words
+from core.teaching.exercises import AUTO, Exercise, app_root, exercise, is_loopback, room_root
+from core.teaching.handout import MIME_TYPES, RENDERERS, file_name, markdown_steps, scenario_words
 from core.teaching.text import Answer
+from ui.download import download_button
 from ui.engine_inputs import EFFICIENCY_SLIDERS
 from ui.i18n import lang, t
 from ui.levers import OFF
@@ -24,7 +25,13 @@ from ui.safe import escape_markdown
 from ui.sim_inputs import PREFIX as LOAD_TEST_PREFIX
 
 CHOOSER = "exercise"
-"""Session key and URL parameter of the chosen exercise (its number)."""
+"""The chooser's widget key and URL parameter: the chosen exercise's number."""
+REMEMBERED = "workshop_exercise"
+"""Session key of no widget: the exercise last shown. Streamlit drops a widget's state once a run
+of another page leaves it out, so this is what brings a student back to it through the nav."""
+ROOM = "workshop_room"
+"""Session key of no widget: the address students use, as the teacher typed it."""
+ROOM_INPUT = "workshop_room_input"
 LOADED = "workshop_loaded"
 PAGE_FILES = {
     "explorer": ("pages/explorer_page.py", "nav.explorer"),
@@ -46,20 +53,68 @@ LEVERS_OFF = {
 
 def chosen_exercise(exercises: tuple[Exercise, ...]) -> Exercise:
     """The exercise chosen in a row of radio buttons, kept in the URL as ``exercise`` (the first one
-    left out); a link's value is judged with the sidebar's (ui.link_state)."""
+    left out). Arriving on the page (a new session, or back from another page), a link's
+    ``?exercise=N`` wins, else the exercise last shown in this session; a link's value is judged
+    with the sidebar's (ui.link_state)."""
     numbers = [str(ex.number) for ex in exercises]
     if CHOOSER not in st.session_state:
-        raw = st.query_params.get(CHOOSER, numbers[0])
+        raw = st.query_params.get(CHOOSER)
+        if raw not in numbers:
+            raw = st.session_state.get(REMEMBERED)
         st.session_state[CHOOSER] = raw if raw in numbers else numbers[0]
     titles = {str(ex.number): t(ex.title) for ex in exercises}
     value = st.radio(
         t("workshop.chooser"), numbers, key=CHOOSER, horizontal=True, format_func=lambda n: f"{n}. {titles[n]}"
     )
+    st.session_state[REMEMBERED] = value
     if value == numbers[0]:
         st.query_params.pop(CHOOSER, None)
     else:
         st.query_params[CHOOSER] = value
     return exercises[numbers.index(value)]
+
+
+def browser_root() -> str:
+    """The app's address as the browser on this page reached it (its URL, else the Host header it
+    sent; "" when neither is known)."""
+    if st.context.url:
+        return app_root(st.context.url)
+    host = st.context.headers.get("Host")
+    return f"http://{host}/" if host else ""
+
+
+def _keep_room() -> None:
+    st.session_state[ROOM] = st.session_state[ROOM_INPUT]
+
+
+def link_root() -> str:
+    """The address printed links start with: the browser's, or when that opens only on this
+    computer (loopback) the room address the teacher types here. Said on the page, never silent."""
+    root = browser_root()
+    if not is_loopback(root):
+        return root
+    st.warning(t("workshop.room_warning", address=root), icon=":material/wifi_off:")
+    if ROOM_INPUT not in st.session_state:  # arriving: the input starts from what was typed before
+        st.session_state[ROOM_INPUT] = st.session_state.get(ROOM, "")
+    typed = st.text_input(
+        t("workshop.room_label"),
+        key=ROOM_INPUT,
+        on_change=_keep_room,
+        placeholder=t("workshop.room_placeholder"),
+        help=t("workshop.room_help"),
+    ).strip()
+    if not typed:
+        return root
+    try:
+        room = room_root(typed)
+    except ValueError:
+        st.error(t("workshop.room_invalid", value=escape_markdown(typed), address=root))
+        return root
+    if is_loopback(room):
+        st.error(t("workshop.room_is_loopback", value=escape_markdown(typed)))
+        return root
+    st.caption(t("workshop.room_used", address=room))
+    return room
 
 
 def sidebar_values(ex: Exercise) -> dict[str, object]:
@@ -120,8 +175,9 @@ def render_answer(ex: Exercise) -> None:
         st.markdown(block)
 
 
-def render_exercise(ex: Exercise) -> None:
-    """The question, the load button and the page to work on, the hint, the answer and the links."""
+def render_exercise(ex: Exercise, root: str) -> None:
+    """The question, the load button and the page to work on, the hint, the answer and the links
+    (starting with ``root``, the app's address ending in "/")."""
     st.header(t("workshop.exercise_heading", number=ex.number, title=t(ex.title)))
     st.caption(t("workshop.source", source=ex.source))
     st.markdown(f"**{t('workshop.scenario_label')}** {scenario_words(ex, lang())}")
@@ -147,7 +203,7 @@ def render_exercise(ex: Exercise) -> None:
     ) as box:
         if box.open:  # derived only when opened
             render_answer(ex)
-    links = ex.links(app_root(st.context.url), lang(), {k: str(v) for k, v in page_inputs(ex).items()})
+    links = ex.links(root, lang(), {k: str(v) for k, v in page_inputs(ex).items()})
     st.caption(t("workshop.share_page", page=t(page_name)))
     st.code(links["page"], language=None, wrap_lines=True)
     st.caption(t("workshop.share_workshop"))
@@ -161,18 +217,24 @@ def _handout(ext: str, lang_code: str, with_answers: bool, root: str, day: str) 
     return RENDERERS[ext](lang_code, with_answers, root)
 
 
-def render_handout() -> None:
-    """The handout's two downloads, each built when clicked (in the session's language)."""
+def render_handout(root: str) -> None:
+    """The handout's two downloads in the session's language, each built when clicked; its links
+    start with ``root`` (none when that is loopback: the handout then says why)."""
     st.subheader(t("workshop.handout_heading"))
     st.caption(t("workshop.handout_caption"))
     with_answers = st.checkbox(t("workshop.handout_answers"), key="workshop_handout_answers")
-    root, lang_code = app_root(st.context.url), lang()
-    labels = {"md": t("workshop.download_md"), "html": t("workshop.download_html")}
+    lang_code = lang()
+    labels = (
+        {"md": t("workshop.download_md_answers"), "html": t("workshop.download_html_answers")}
+        if with_answers
+        else {"md": t("workshop.download_md"), "html": t("workshop.download_html")}
+    )
     for col, ext in zip(st.columns(len(RENDERERS)), RENDERERS, strict=True):
-        col.download_button(
+        download_button(
+            col,
             labels[ext],
             functools.partial(_handout, ext, lang_code, with_answers, root, dt.date.today().isoformat()),
-            file_name=f"{FILE_STEM}-{lang_code}.{ext}",
+            file_name=file_name(ext, lang_code, with_answers),
             mime=MIME_TYPES[ext],
             key=f"workshop_download_{ext}",
         )

@@ -12,7 +12,7 @@ from core.estimate.result import estimate
 from core.estimate.sweep import sweep
 from core.spec.catalog import Catalog
 from core.teaching.exercises import Exercise
-from core.teaching.text import Answer, Table, count, duration, gib, rate, ratio, share, text
+from core.teaching.text import Answer, Table, Text, count, duration, gib, rate, ratio, share, text
 
 MAX_BATCH = 1024
 """Largest batch searched for the knee (the sidebar's batch range)."""
@@ -55,39 +55,10 @@ def knee(ex: Exercise, catalog: Catalog) -> Answer:
     }
     steps: list = [Table(columns, rows)]
     if found is None:
-        top = results[limit]
-        steps.append(
-            text(
-                "workshop.knee_none",
-                limit=limit,
-                tput_ratio=ratio(top.throughput.output_tokens_per_s / one.throughput.output_tokens_per_s),
-                tpot_ratio=ratio(top.latency.tpot_s / one.latency.tpot_s),
-            )
-        )
+        steps.append(text("workshop.knee_flat", **_gain(results, limit)))
     else:
-        at = results[found]
-        steps.append(
-            text(
-                "workshop.knee_shared",
-                knee=found,
-                tput_ratio=ratio(at.throughput.output_tokens_per_s / one.throughput.output_tokens_per_s),
-                tpot_ratio=ratio(at.latency.tpot_s / one.latency.tpot_s),
-                weights=gib(one.memory.weights),
-            )
-        )
-        after = max(results)
-        if after > found:
-            past = results[after]
-            steps.append(
-                text(
-                    "workshop.knee_past",
-                    knee=found,
-                    after=after,
-                    batch_growth=ratio(after / found),
-                    tpot_growth=ratio(past.latency.tpot_s / at.latency.tpot_s),
-                    tput_growth=f"{past.throughput.output_tokens_per_s / at.throughput.output_tokens_per_s:.2f}×",
-                )
-            )
+        steps.append(text("workshop.knee_gain", weights=gib(one.memory.weights), **_gain(results, found)))
+        steps += _past_knee(results, found)
     steps.append(
         text(
             "workshop.knee_limit",
@@ -97,6 +68,48 @@ def knee(ex: Exercise, catalog: Catalog) -> Answer:
         )
     )
     return Answer(ex.id, tuple(steps), values)
+
+
+def _gain(results: dict, last: int) -> dict[str, str]:
+    """From the smallest batch shown to ``last``: TPOT's growth, and throughput's as the batch's
+    growth over E2E's. Throughput here is batch x output / E2E, and E2E holds the whole batch's
+    prefill (the requests arrive together), so it grows less than the batch over TPOT's growth
+    (the ``naive_ratio`` a student computes from the table)."""
+    first = min(results)
+    one, top = results[first], results[last]
+    tpot_growth = top.latency.tpot_s / one.latency.tpot_s
+    return {
+        "first": str(first),
+        "knee": str(last),
+        "growth": f"{last / first:,.4g}",
+        "tpot_ratio": ratio(tpot_growth, 2),
+        "naive_ratio": ratio(last / first / tpot_growth),
+        "tput_ratio": ratio(top.throughput.output_tokens_per_s / one.throughput.output_tokens_per_s),
+        "ttft_one": duration(one.latency.ttft_s),
+        "ttft_last": duration(top.latency.ttft_s),
+        "e2e_one": duration(one.latency.e2e_s),
+        "e2e_last": duration(top.latency.e2e_s),
+        "e2e_ratio": ratio(top.latency.e2e_s / one.latency.e2e_s, 2),
+    }
+
+
+def _past_knee(results: dict, found: int) -> list[Text]:
+    """What going past the knee to the largest batch shown costs (nothing when the knee is it)."""
+    after = max(results)
+    if after == found:
+        return []
+    at, past = results[found], results[after]
+    return [
+        text(
+            "workshop.knee_beyond",
+            knee=found,
+            after=after,
+            batch_growth=ratio(after / found, 2),
+            tpot_growth=ratio(past.latency.tpot_s / at.latency.tpot_s, 2),
+            e2e_growth=ratio(past.latency.e2e_s / at.latency.e2e_s, 2),
+            tput_growth=ratio(past.throughput.output_tokens_per_s / at.throughput.output_tokens_per_s, 2),
+        )
+    ]
 
 
 def tensor_parallel(ex: Exercise, catalog: Catalog) -> Answer:

@@ -8,11 +8,12 @@ when not set, no levers), and the query string that opens a page with it.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import tomllib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from core.spec.catalog import DATA_DIR, Catalog, load_catalog
 from core.spec.deployment import Deployment, Workload
@@ -149,3 +150,33 @@ def app_root(page_url: str | None) -> str:
     base = page_url.rstrip("/")
     base = base.removesuffix("/" + WORKSHOP_PAGE)
     return base + "/"
+
+
+def is_loopback(root: str) -> bool:
+    """Whether the address ``root`` names opens only on the computer that uses it: localhost
+    (and any name under .localhost), 127.0.0.0/8, ::1, or the unspecified 0.0.0.0 and ::."""
+    host = (urlsplit(root).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+def room_root(typed: str) -> str:
+    """The app's address as a teacher types it ("192.168.1.20:8501", "http://lab.example.org/llm/")
+    as a root ending in "/", "http://" added when no scheme is given; query and fragment dropped.
+    ValueError when it names no host, has another scheme or an impossible port."""
+    text = typed.strip()
+    if "://" not in text:
+        text = "http://" + text
+    parts = urlsplit(text)
+    try:
+        parts.port  # noqa: B018 (raises ValueError on a port out of range or not a number)
+    except ValueError as err:
+        raise ValueError(f"{typed!r}: {err}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in text):
+        raise ValueError(f"{typed!r} is not an http(s) address with a host")
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/"

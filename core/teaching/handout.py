@@ -12,10 +12,12 @@ from core.estimate.provenance import generated_at, tool_version
 from core.messages import message
 from core.spec.catalog import Catalog, load_catalog
 from core.teaching.answers import answer, page_query
-from core.teaching.exercises import Exercise, load_exercises
+from core.teaching.exercises import Exercise, is_loopback, load_exercises
 from core.teaching.text import Answer, Table
 
 FILE_STEM = "llm-workshop"
+ANSWER_KEY = "answers"
+"""Part of the file name of the handout with the answers, so the two never share a name."""
 MIME_TYPES = {"md": "text/markdown", "html": "text/html"}
 ANSWER_LINES = 6
 """Blank lines left for the student's answer when the handout has none."""
@@ -25,6 +27,7 @@ STYLE = (
     "section{border-top:2px solid #111;margin-top:2em;padding-top:.5em;break-inside:avoid-page}"
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #d1d5db;padding:2px 8px;text-align:left}"
     ".meta{color:#4b5563;font-size:.9em}.box{border:1px solid #9ca3af;height:9em;margin:.5em 0}"
+    ".note{border-left:4px solid #b45309;padding-left:.5em}"
     "a{color:#1d4ed8;word-break:break-all}"
     "@media print{body{margin:0;max-width:none}a{color:#111}section{break-inside:avoid-page}}"
 )
@@ -48,6 +51,23 @@ def scenario_words(ex: Exercise, lang: str, catalog: Catalog | None = None) -> s
     )
 
 
+def file_name(ext: str, lang: str, with_answers: bool) -> str:
+    """The handout's file name: the answer key's apart from the students', with the language
+    ("llm-workshop-en.html", "llm-workshop-answers-zh.md")."""
+    return "-".join([FILE_STEM, *([ANSWER_KEY] if with_answers else []), lang]) + f".{ext}"
+
+
+def printed_root(root: str) -> str:
+    """The address the handout's links start with: ``root``, or "" (no links) when it opens only
+    on the teacher's computer (:func:`~core.teaching.exercises.is_loopback`)."""
+    return "" if is_loopback(root) else root
+
+
+def _loopback_note(root: str, lang: str) -> str | None:
+    """Why the handout has no links, when the app's address was loopback."""
+    return message("workshop.handout_loopback", lang, address=root) if is_loopback(root) else None
+
+
 def exercise_link(ex: Exercise, root: str, lang: str, catalog: Catalog | None = None) -> str:
     """The link that opens the answering page with the exercise's scenario."""
     return ex.links(root, lang, page_query(ex, catalog))["page"]
@@ -57,6 +77,7 @@ def _parts(
     lang: str, root: str, with_answers: bool, exercises: Sequence[Exercise], catalog: Catalog | None
 ) -> list[tuple[Exercise, str, str | None, Answer | None]]:
     """(exercise, scenario in words, link or None, answer or None) for each exercise."""
+    root = printed_root(root)
     return [
         (
             ex,
@@ -97,6 +118,8 @@ def markdown_handout(
     t: Callable[..., str] = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
     out = [f"# {t('workshop.handout_title')}", "", t("workshop.intro"), ""]
     out += [f"_{t('workshop.handout_made', date=generated_at(), version=tool_version())}_", ""]
+    if note := _loopback_note(root, lang):
+        out += [f"> {note}", ""]
     for ex, words, link, ans in _parts(lang, root, with_answers, exercises or load_exercises(), catalog):
         out += [f"## {t('workshop.exercise_heading', number=ex.number, title=t(ex.title))}", ""]
         out += [f"_{t('workshop.source', source=ex.source)}_", ""]
@@ -136,6 +159,8 @@ def html_handout(
         f"<p>{_inline(t('workshop.intro'))}</p>",
         f"<p class='meta'>{esc(t('workshop.handout_made', date=generated_at(), version=tool_version()))}</p>",
     ]
+    if note := _loopback_note(root, lang):
+        body.append(f"<p class='note'>{esc(note)}</p>")
     for ex, words, link, ans in _parts(lang, root, with_answers, exercises or load_exercises(), catalog):
         part = [
             f"<h2>{esc(t('workshop.exercise_heading', number=ex.number, title=t(ex.title)))}</h2>",

@@ -54,9 +54,9 @@ class Answer:
     values: dict[str, Any] = field(default_factory=dict)
 
 
-def ratio(value: float) -> str:
-    """A factor such as "4.0×"."""
-    return f"{value:,.1f}×"
+def ratio(value: float, digits: int = 1) -> str:
+    """A factor such as "4.0×" (``digits`` decimals)."""
+    return f"{value:,.{digits}f}×"
 
 
 def share(value: float) -> str:
