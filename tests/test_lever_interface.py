@@ -13,17 +13,18 @@ import pytest
 from core.estimate.report import estimate_to_dict
 from core.estimate.result import estimate
 from core.levers import registry
-from core.levers.base import Lever, MemoryPart, PartLabel, StepWork
+from core.levers.base import Lever, PartLabel
 from core.levers.lora import lora_memory_bytes
-from core.levers.settings import Lora, Offload
+from core.levers.settings import Lora, Offload, PrefixCaching, Speculative
 from core.memory import budget
-from core.memory.budget import gpu_memory
+from core.memory.budget import MemoryPart, gpu_memory
 from core.serving.simulate import simulate
 from core.serving.step_cost import StepModel, step_seconds
 from core.serving.traffic import Lengths, Traffic
 from core.spec import units
-from core.spec.deployment import Workload
+from core.spec.deployment import Deployment, Workload
 from core.timing.phases import decode_step_time, prefill_time
+from core.timing.roofline import StepWork
 
 EXTRA = 1.0 * units.GiB
 EXTRA_FLOPS_PER_TOKEN = 1e12
@@ -83,6 +84,46 @@ def test_the_simulators_fast_step_adds_a_levers_work_as_the_general_path_does(de
     assert model.step(new, cached) == pytest.approx(step_seconds(eager, new, cached), rel=1e-12)
     offloaded = deploy(gpu="a10", max_model_len=4096).with_levers(offload=Offload(weights_bytes=2 * units.GiB))
     assert StepModel(offloaded).step(new, cached) == pytest.approx(step_seconds(offloaded, new, cached), rel=1e-12)
+
+
+def test_memory_and_timing_take_the_levers_from_the_deployment(deploy, monkeypatch):
+    """The seam: memory and timing never consult the registry; the deployment hands them the models
+    of the levers that are on. A stand-in handed in that way, with the registry untouched and no
+    lever set, shows up in memory and time."""
+    plain = deploy(gpu="a10", max_model_len=4096)
+    before = gpu_memory(plain), float(prefill_time(plain, 4, 1000).flops), float(decode_step_time(plain, 4, 1050).flops)
+    monkeypatch.setattr(Deployment, "lever_models", property(lambda dep: (StandIn(),)))
+    budget._gpu_memory.cache_clear()
+    try:
+        assert gpu_memory(plain).part("stand_in") == EXTRA
+        assert gpu_memory(plain).kv_budget == pytest.approx(before[0].kv_budget - EXTRA)
+        # 4 x 1000 prompt tokens and 4 decode tokens x 1 TFLOP each, split over tp = 1
+        assert float(prefill_time(plain, 4, 1000).flops) == pytest.approx(before[1] + 4000 * EXTRA_FLOPS_PER_TOKEN)
+        assert float(decode_step_time(plain, 4, 1050).flops) == pytest.approx(before[2] + 4 * EXTRA_FLOPS_PER_TOKEN)
+    finally:
+        budget._gpu_memory.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "levers",
+    [
+        {},
+        {"prefix": PrefixCaching(shared_tokens=512)},
+        {"offload": Offload(weights_bytes=units.GiB)},
+        {"lora": Lora()},
+        {"attention": "eager"},
+        {"speculative": Speculative(method="ngram", k=3)},
+        {"speculative": Speculative(method="mtp"), "lora": Lora(), "attention": "eager"},
+    ],
+    ids=["off", "prefix", "offload", "lora", "eager", "ngram", "three"],
+)
+def test_the_deployment_hands_in_the_registered_models_of_the_levers_that_are_on(deploy, levers):
+    dep = deploy(gpu="h100-sxm").with_levers(**levers)
+    assert dep.lever_models == registry.levers_on(dep.levers)
+    assert [lever.name for lever in dep.lever_models] == [
+        lever.name for lever in registry.LEVERS if lever.name in dep.levers.active
+    ]
+    assert len(dep.lever_models) == len(levers)
 
 
 def test_a_lever_that_is_off_adds_nothing(deploy):

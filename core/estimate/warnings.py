@@ -3,7 +3,6 @@ where the catalog's figures are weaker, and the costs of the levers that are on.
 
 from __future__ import annotations
 
-from core.levers.registry import levers_on
 from core.memory.budget import GpuMemory
 from core.memory.capacity import KvCapacity
 from core.memory.weights import weight_bytes
@@ -13,7 +12,6 @@ from core.spec.cluster import GPUS_PER_NODE, INTER_NODE_LINKS
 from core.spec.deployment import Deployment, Workload
 from core.spec.release import current_release
 from core.spec.support import matmul_peak, serving_dtype, weight_only
-from core.timing.phases import phase_time
 
 
 def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: KvCapacity, max_seqs: int, running):
@@ -99,8 +97,8 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
 
 def _lever_warnings(dep: Deployment, workload: Workload, memory: GpuMemory):
     """The costs of the levers that are on, stated where the result is read (each lever's own notices)."""
-    for lever in levers_on(dep.levers):
-        yield from lever.notices(dep, workload, memory, phase_time)
+    for lever in dep.lever_models:
+        yield from lever.notices(dep, workload, memory)
 
 
 def estimate_warnings(

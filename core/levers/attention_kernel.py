@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.levers.base import Lever, MemoryPart, PartLabel
+from core.levers.base import Lever, PartLabel
+from core.memory.budget import MemoryPart
 from core.messages import gib_text, notice
 from core.spec.model import ModelSpec
 from core.spec.precision import ACTIVATION_PRECISION
@@ -69,7 +70,7 @@ class EagerAttentionLever(Lever):
         scores = eager_profile_bytes(dep.model, dep.parallel.tp, max_num_batched_tokens, dep.max_model_len)
         return (MemoryPart("attention_scores", scores, "gpu_peak"),)
 
-    def notices(self, dep: Deployment, workload, memory, phase):
+    def notices(self, dep: Deployment, workload, memory):
         if scores := memory.part("attention_scores"):
             yield notice("eager_scores", scores=gib_text(scores))
 

@@ -1,23 +1,26 @@
 """The one interface through which a what-if lever changes memory and time.
 
-Memory and timing code never name a lever. They ask every lever that is on
-(:func:`core.levers.registry.levers_on`) for its terms and add them up:
+Levers sit above memory and timing: a lever module may import their formulas, and memory and
+timing never import :mod:`core.levers`. They take the models of the levers that are on from the
+deployment they are given (:attr:`core.spec.deployment.Deployment.lever_models`, which the
+registry fills, :func:`core.levers.registry.levers_on`), ask each for its terms and add them up:
 
-- memory: :meth:`Lever.memory_parts`, named parts of one GPU's memory, each charged where it
-  belongs (beside the weights, in the activation peak, or moved to host memory);
+- memory: :meth:`Lever.memory_parts`, named parts of one GPU's memory
+  (:class:`core.memory.budget.MemoryPart`), each charged where it belongs (beside the weights, in
+  the activation peak, or moved to host memory);
 - KV: :meth:`Lever.kv_bytes_per_token` and :meth:`Lever.sequence_kv_bytes` (KV a token and a
   sequence hold beside the target's),
   :meth:`Lever.shared_tokens` (prompt tokens held once for the whole batch) and
   :meth:`Lever.cached_tokens` (prompt tokens that skip prefill);
-- time: :meth:`Lever.step_work` (FLOPs, GPU bytes and host bytes a phase adds),
-  :meth:`Lever.spilled_kv_bytes` (KV read over the host link), :meth:`Lever.side_deployment` (a model
-  that runs beside the target and prefills every prompt) and :meth:`Lever.decode_step` (a lever that
-  changes what one decode step is, as speculative decoding does);
+- time: :meth:`Lever.step_work` (FLOPs, GPU bytes and host bytes a phase adds,
+  :class:`core.timing.roofline.StepWork`), :meth:`Lever.spilled_kv_bytes` (KV read over the host
+  link), :meth:`Lever.side_deployment` (a model that runs beside the target and prefills every
+  prompt) and :meth:`Lever.decode_step` (a lever that changes what one decode step is, as
+  speculative decoding does);
 - notices: :meth:`Lever.notices`, the costs the reader of an estimate should be told.
 
-Hooks that need timing get the phase roofline as an argument (``phase(dep, sequences, new_tokens,
-context, steps) -> PhaseTime``), so lever modules depend on formulas below them, never on the code
-that calls them. Every hook has a default that contributes nothing; a lever overrides what it changes.
+A lever that times a phase calls the phase roofline itself (:func:`core.timing.phases.phase_time`).
+Every hook has a default that contributes nothing; a lever overrides what it changes.
 """
 
 from __future__ import annotations
@@ -26,31 +29,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.timing.roofline import StepWork
+
 if TYPE_CHECKING:
+    from core.memory.budget import MemoryPart
     from core.messages import Notice
     from core.spec.deployment import Deployment, Workload
-
-MEMORY_KINDS = ("gpu_static", "gpu_peak", "host_weights", "host_kv")
-"""gpu_static: held on the GPU beside the weights; gpu_peak: part of the start-up activation peak;
-host_weights: weights moved from the GPU to host memory; host_kv: host memory that extends the KV space."""
-
-
-@dataclass(frozen=True)
-class MemoryPart:
-    """One named part of a GPU's memory that a lever adds [bytes]."""
-
-    name: str
-    """Key of the part: ``<name>_gib`` in JSON, ``memory.<name>`` in the UI text."""
-    bytes: float
-    kind: str
-
-    def __post_init__(self) -> None:
-        if self.kind not in MEMORY_KINDS:
-            raise ValueError(f"memory part kind must be one of {', '.join(MEMORY_KINDS)}, got {self.kind!r}")
-
-    @property
-    def on_gpu(self) -> bool:
-        return self.kind.startswith("gpu")
 
 
 @dataclass(frozen=True)
@@ -61,19 +45,7 @@ class PartLabel:
     label: str
 
 
-@dataclass(frozen=True)
-class StepWork:
-    """Work a lever adds to a phase: matmul FLOPs and GPU bytes of the whole replica (split over
-    tp like the model's), and bytes per GPU read over the host link (scalars or arrays)."""
-
-    flops: Any = 0.0
-    weight_bytes: Any = 0.0
-    host_bytes: Any = 0.0
-
-
 NO_WORK = StepWork()
-PhaseFn = Callable[..., Any]
-"""The phase roofline, :func:`core.timing.phases.phase_time`: (dep, sequences, new_tokens, context, steps)."""
 
 
 class Lever:
@@ -120,9 +92,9 @@ class Lever:
         """A model that runs beside the target on the same GPUs and prefills every prompt."""
         return None
 
-    def decode_step(self, dep: Deployment, phase: PhaseFn, sequences, context):
+    def decode_step(self, dep: Deployment, sequences, context):
         """Decode time per emitted token when this lever changes what a step is, else None."""
         return None
 
-    def notices(self, dep: Deployment, workload: Workload, memory, phase: PhaseFn) -> Iterator[Notice]:
+    def notices(self, dep: Deployment, workload: Workload, memory) -> Iterator[Notice]:
         return iter(())

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.levers.base import Lever, MemoryPart, PartLabel, StepWork
+from core.levers.base import Lever, PartLabel
 from core.levers.settings import Lora
+from core.memory.budget import MemoryPart
 from core.spec.model import ModelSpec
 from core.spec.precision import ACTIVATION_PRECISION
+from core.timing.roofline import StepWork
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment

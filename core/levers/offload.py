@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.levers.base import Lever, MemoryPart, PartLabel, StepWork
+from core.levers.base import Lever, PartLabel
+from core.memory.budget import MemoryPart
 from core.memory.weights import weight_bytes_per_gpu
 from core.messages import gib_text, notice
 from core.spec import units
 from core.timing.host_link import host_read_bandwidth, host_read_seconds
+from core.timing.roofline import StepWork
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
@@ -75,7 +77,7 @@ class OffloadLever(Lever):
         host_kv = dep.levers.offload.kv_bytes
         return spilled_kv_bytes(kv_in_use(), kv_budget(), host_kv) if host_kv else 0.0
 
-    def notices(self, dep: Deployment, workload, memory, phase):
+    def notices(self, dep: Deployment, workload, memory):
         offload, eff = dep.levers.offload, dep.efficiency
         if offload.weights_bytes:
             yield notice(

@@ -1,19 +1,15 @@
 """The registry of levers: every lever's model, in the order their parts and notices are listed.
 
 A new lever is a settings field (:mod:`core.levers.settings`), a module with a :class:`~core.levers.base.Lever`
-subclass, and one entry here; memory and timing code pick it up through :func:`levers_on`.
+subclass, and one entry here; a deployment hands the models of the levers that are on
+(:func:`levers_on`) to memory and timing (:attr:`core.spec.deployment.Deployment.lever_models`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from core.levers import attention_kernel, lora, offload, prefix, speculative
 from core.levers.base import Lever, PartLabel
 from core.levers.settings import Levers
-
-if TYPE_CHECKING:
-    from core.spec.deployment import Deployment
 
 LEVERS: tuple[Lever, ...] = (speculative.LEVER, prefix.LEVER, lora.LEVER, attention_kernel.LEVER, offload.LEVER)
 """Order: validation, memory parts (report rows and chart segments) and notices follow it."""
@@ -28,8 +24,3 @@ def levers_on(levers: Levers) -> tuple[Lever, ...]:
 def memory_part_labels() -> tuple[PartLabel, ...]:
     """Every memory part any lever can add, in report order."""
     return tuple(label for lever in LEVERS for label in lever.part_labels)
-
-
-def side_deployments(dep: Deployment) -> tuple[Deployment, ...]:
-    """Models the levers run beside the target on the same GPUs, prefilling every prompt too."""
-    return tuple(side for lever in levers_on(dep.levers) if (side := lever.side_deployment(dep)) is not None)

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.levers.base import Lever, MemoryPart, PartLabel
+from core.levers.base import Lever, PartLabel
 from core.levers.settings import Levers, Speculative
+from core.memory.budget import MemoryPart
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
 from core.memory.weights import weight_bytes
 from core.messages import notice
@@ -30,6 +31,7 @@ from core.spec.engine import tensor_split_error
 from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
 from core.spec.precision import Precision
+from core.timing.phases import phase_time
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
@@ -163,7 +165,7 @@ class SpeculativeLever(Lever):
     def side_deployment(self, dep: Deployment) -> Deployment | None:
         return proposer_deployment(dep)
 
-    def decode_step(self, dep: Deployment, phase, sequences, context):
+    def decode_step(self, dep: Deployment, sequences, context):
         """Decode time per emitted token of every running sequence (what TPOT is).
 
         (k proposer passes + one verification of k + 1 tokens per sequence) / E, E = expected tokens
@@ -174,11 +176,11 @@ class SpeculativeLever(Lever):
         per emitted token, so speculation does not amortize it.
         """
         spec = dep.levers.speculative
-        verify = phase(dep, sequences, spec.k + 1, context, 1)
+        verify = phase_time(dep, sequences, spec.k + 1, context, 1)
         proposer = proposer_deployment(dep)
         draft_s = 0.0
         if proposer is not None:  # inside the engine step: scheduling and sampling overheads are the verify's, once
-            draft = phase(proposer, sequences, 1, context, 1)
+            draft = phase_time(proposer, sequences, 1, context, 1)
             draft_s = spec.k * (draft.gpu_seconds - draft.overhead_s)  # the API server streams the target's tokens only
         emitted = expected_tokens_per_step(spec.acceptance, spec.k)
         # host work per sequence (sampling, detokenizing, output) grows with the tokens it emits
@@ -192,13 +194,13 @@ class SpeculativeLever(Lever):
         )
         return step.per(emitted)
 
-    def notices(self, dep: Deployment, workload, memory, phase):
+    def notices(self, dep: Deployment, workload, memory):
         if dep.levers.speculative.method == "mtp":
             key = "mtp_from_checkpoint" if dep.model.mtp_layers else "mtp_not_in_checkpoint"
             yield notice(key, model=dep.model.name, layers=dep.model.mtp_layers)
         context = workload.decode_context
-        plain = float(phase(dep, workload.batch, 1, context, 1).seconds)
-        speculative = float(self.decode_step(dep, phase, workload.batch, context).seconds)
+        plain = float(phase_time(dep, workload.batch, 1, context, 1).seconds)
+        speculative = float(self.decode_step(dep, workload.batch, context).seconds)
         if speculative >= plain:
             yield notice(
                 "speculation_slower",

@@ -5,11 +5,12 @@
 
 as vLLM's ``determine_available_memory`` computes it (docs/model.md), with usable = the driver's
 total less what the driver reserves; SGLang and TensorRT-LLM apply their fractions differently
-(:mod:`core.memory.accounting`). The levers that are on add named parts through
-:meth:`core.levers.base.Lever.memory_parts`: beside the weights (a speculative proposer, LoRA
+(:mod:`core.memory.accounting`). The levers that are on add named parts (:class:`MemoryPart`),
+which the deployment hands in (:attr:`core.spec.deployment.Deployment.lever_models`, each lever's
+:meth:`~core.levers.base.Lever.memory_parts`): beside the weights (a speculative proposer, LoRA
 slots), in the activation peak (eager attention's scores), or in host memory (offloaded weights,
 which the GPU then does not hold, and host KV space, which extends the KV space). This module
-never names a lever.
+never names a lever and never imports :mod:`core.levers`, which sits above it.
 """
 
 from __future__ import annotations
@@ -17,14 +18,37 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from core.levers.base import MemoryPart
-from core.levers.registry import levers_on
 from core.memory.accounting import engine_held_back, engine_kv_budget
 from core.memory.activations import activation_peak_bytes
 from core.memory.overhead import overhead_bytes, usable_capacity_bytes
 from core.memory.weights import moe_padding_bytes_per_gpu, weight_bytes_per_gpu
-from core.spec.deployment import Deployment
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
+
+MEMORY_KINDS = ("gpu_static", "gpu_peak", "host_weights", "host_kv")
+"""gpu_static: held on the GPU beside the weights; gpu_peak: part of the start-up activation peak;
+host_weights: weights moved from the GPU to host memory; host_kv: host memory that extends the KV space."""
+
+
+@dataclass(frozen=True)
+class MemoryPart:
+    """One named part of a GPU's memory that a lever adds [bytes]."""
+
+    name: str
+    """Key of the part: ``<name>_gib`` in JSON, ``memory.<name>`` in the UI text."""
+    bytes: float
+    kind: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in MEMORY_KINDS:
+            raise ValueError(f"memory part kind must be one of {', '.join(MEMORY_KINDS)}, got {self.kind!r}")
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.kind.startswith("gpu")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -104,11 +128,11 @@ def gpu_memory(dep: Deployment, kv_in_use: float = 0.0) -> GpuMemory:
     return dataclasses.replace(memory, kv_in_use=kv_in_use) if kv_in_use else memory
 
 
-@functools.lru_cache(maxsize=512)  # keyed on the frozen deployment; the lever registry is fixed at import
+@functools.lru_cache(maxsize=512)  # keyed on the frozen deployment; the lever models are fixed at import
 def _gpu_memory(dep: Deployment) -> GpuMemory:
     tokens, seqs = dep.batch_limits
     usable = usable_capacity_bytes(dep.gpu.memory_bytes, dep.engine)
-    parts = tuple(part for lever in levers_on(dep.levers) for part in lever.memory_parts(dep, tokens))
+    parts = tuple(part for lever in dep.lever_models for part in lever.memory_parts(dep, tokens))
     weights = weight_bytes_per_gpu(dep.model, dep.weights, dep.parallel)
     weights += moe_padding_bytes_per_gpu(dep.model, dep.weights, dep.parallel, dep.gpu)  # kernel tiles
     static = weights

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.memory.kv import kv_bytes_per_token, kv_bytes_per_token_per_layer, vllm_blocks_per_request, vllm_kv_groups
 from core.memory.request_kv import kv_bytes_per_token_all, request_state_bytes, sequence_kv_bytes, shared_kv_bytes
 from core.memory.state import kv_block_size
-from core.spec.deployment import Deployment
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 
 @dataclass(frozen=True, kw_only=True)

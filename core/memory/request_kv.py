@@ -9,19 +9,23 @@ shared prefix once.
 
 (state: a hybrid's constant per-request state, :mod:`core.memory.state`; 0 for other models)
 
-A lever that shares prompt tokens (prefix caching, :meth:`core.levers.base.Lever.shared_tokens`)
+The levers that are on come with the deployment (:attr:`core.spec.deployment.Deployment.lever_models`):
+a lever that shares prompt tokens (prefix caching, :meth:`core.levers.base.Lever.shared_tokens`)
 lets the batch hold their blocks once; tokens found cached (:meth:`~core.levers.base.Lever.cached_tokens`)
-also skip prefill. This module never names a lever.
+also skip prefill. This module never names a lever and never imports :mod:`core.levers`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from core.levers.registry import levers_on
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
 from core.memory.state import kv_block_size, state_bytes_per_request
-from core.spec.deployment import Deployment
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 
 def _total(values, like):
@@ -37,7 +41,7 @@ def _total(values, like):
 def kv_bytes_per_token_all(dep: Deployment) -> float:
     """Full-attention KV of one token on one GPU, what levers hold beside the target's included [bytes]."""
     per_token = kv_bytes_per_token(dep.model, dep.kv, dep.parallel)
-    for lever in levers_on(dep.levers):
+    for lever in dep.lever_models:
         per_token += lever.kv_bytes_per_token(dep)
     return per_token
 
@@ -46,7 +50,7 @@ def sequence_kv_bytes(dep: Deployment, tokens, block_size: int | None = None):
     """KV of one sequence of ``tokens`` tokens on one GPU, the levers' included [bytes]."""
     block = kv_block_size(dep) if block_size is None else block_size
     kv = kv_bytes_per_sequence(dep.model, dep.kv, dep.parallel, tokens, block)
-    for lever in levers_on(dep.levers):
+    for lever in dep.lever_models:
         kv = kv + lever.sequence_kv_bytes(dep, tokens, block)
     return kv
 
@@ -58,12 +62,12 @@ def request_state_bytes(dep: Deployment) -> float:
 
 def shared_prefix_tokens(dep: Deployment, input_len):
     """Prompt tokens of requests of ``input_len`` whose KV the batch holds once [tokens]."""
-    return _total((lever.shared_tokens(dep, input_len) for lever in levers_on(dep.levers)), input_len)
+    return _total((lever.shared_tokens(dep, input_len) for lever in dep.lever_models), input_len)
 
 
 def cached_prompt_tokens(dep: Deployment, input_len):
     """Prompt tokens of a request of ``input_len`` found in the cache, which prefill skips [tokens]."""
-    return _total((lever.cached_tokens(dep, input_len) for lever in levers_on(dep.levers)), input_len)
+    return _total((lever.cached_tokens(dep, input_len) for lever in dep.lever_models), input_len)
 
 
 def shared_kv_bytes(dep: Deployment, input_len):

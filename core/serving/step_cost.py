@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from core.levers.registry import levers_on, side_deployments
 from core.levers.settings import Levers
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
 from core.memory.state import kv_block_size, state_bytes_per_request, state_traffic_bytes
@@ -21,7 +20,7 @@ from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.timing.comm import comm_seconds
 from core.timing.host_link import host_read_seconds
-from core.timing.phases import decode_time_ratio
+from core.timing.phases import decode_time_ratio, side_deployments
 from core.timing.roofline import Roofline, work_time
 from core.timing.work import attention_flops, expert_bytes_read, linear_flops, weight_bytes_read
 
@@ -65,7 +64,7 @@ class StepModel:
     def __init__(self, dep: Deployment) -> None:
         m, tp = dep.model, dep.parallel.tp
         self.dep = dep
-        self.levers = levers_on(dep.levers)
+        self.levers = dep.lever_models
         # a lever whose step work is not linear in the step's sums (LoRA adapters read) takes the general path
         # top-k sparse attention caps each query's keys, so its pairs are not linear in the sums either
         self.exact = (
@@ -236,7 +235,7 @@ class StepTimer:
         self.dep, self.gpu_blocks, self.block_bytes = dep, gpu_blocks, block_bytes
         self.model = StepModel(dep)
         self.sides = tuple(StepModel(side) for side in side_deployments(dep))  # they prefill every prompt too
-        self.levers = levers_on(dep.levers)
+        self.levers = dep.lever_models
 
     def spill_s(self, blocks_used: float) -> float:
         """Reading the KV the levers spill beyond the GPU's blocks from host memory, once per step [s]

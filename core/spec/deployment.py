@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from core.levers.registry import levers_on
 from core.levers.settings import Levers
@@ -25,6 +26,9 @@ from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
 from core.spec.support import attention_problem, kv_problem, weights_problem
+
+if TYPE_CHECKING:
+    from core.levers.base import Lever
 
 MAX_TOKENS = 100_000_000
 MAX_BATCH = 10_000_000
@@ -69,8 +73,14 @@ class Deployment:
                 f"({self.model.max_context})"
             )
 
-        for lever in levers_on(self.levers):
+        for lever in self.lever_models:
             lever.validate(self)
+
+    @property
+    def lever_models(self) -> tuple[Lever, ...]:
+        """The models of the levers that are on (:func:`core.levers.registry.levers_on`), in registry
+        order: memory and timing take the levers from here, so they never import :mod:`core.levers`."""
+        return levers_on(self.levers)
 
     @property
     def efficiency(self) -> Efficiency:

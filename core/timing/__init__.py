@@ -1,12 +1,14 @@
 """Time of engine work: FLOPs and bytes of a phase, the roofline with its named terms (compute,
 memory, communication, overheads, host reads, side models), prefill and decode, and the
-continuous-batching operating point with B requests in flight."""
+continuous-batching operating point with B requests in flight. Levers sit above this package: the
+deployment hands in the models of the levers that are on (:attr:`core.spec.deployment.Deployment.lever_models`)
+and nothing here imports :mod:`core.levers`."""
 
 __all__ = [
     "comm",  # all-reduce and pipeline sends
     "host_link",  # reads over PCIe from host memory
-    "phases",  # phase_time, prefill_time, decode_step_time
-    "roofline",  # PhaseTime, work_time, Roofline, step_fixed_seconds
+    "phases",  # phase_time, prefill_time, decode_step_time, side_deployments
+    "roofline",  # PhaseTime, StepWork, work_time, Roofline, step_fixed_seconds
     "steady_state",  # SteadyState, steady_state
     "work",  # FLOPs, attended pairs, weight bytes a step reads
 ]

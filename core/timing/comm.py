@@ -14,13 +14,16 @@ EP: MoE layers x 2 (dispatch, combine) x (latency + tokens x k x width x 2 B x (
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.spec.cluster import GPUS_PER_NODE, INTER_NODE_LATENCY_S, INTER_NODE_LINKS
-from core.spec.deployment import Deployment
 from core.spec.model import ModelSpec
 from core.spec.precision import ACTIVATION_PRECISION
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 RING_ALLREDUCE_FACTOR = 2  # a ring all-reduce moves 2 (n - 1) / n of the message per GPU
 ALL_TO_ALL_PASSES = 2  # dispatch to the experts' GPUs, then combine back

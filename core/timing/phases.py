@@ -7,26 +7,30 @@ I is (B, I - cached, cached, max(1, B (I - cached) / max_num_batched_tokens)); o
 (B, 1, context, 1). Pipeline stages run one after another for a token, so PP does not shorten a
 step. Every function accepts numpy arrays and broadcasts them.
 
-Levers enter through their hooks (:mod:`core.levers.base`), never by name: cached prompt tokens
-skip prefill, models run beside the target prefill every prompt too, KV spilled to host memory is
-read every step, and a lever may change what a decode step is (speculative decoding).
+Levers enter through their hooks (:class:`core.levers.base.Lever`), never by name, and the
+deployment hands in the ones that are on (:attr:`core.spec.deployment.Deployment.lever_models`), so
+this module never imports :mod:`core.levers`: cached prompt tokens skip prefill, models run beside
+the target prefill every prompt too (:func:`side_deployments`), KV spilled to host memory is read
+every step, and a lever may change what a decode step is (speculative decoding).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.levers.registry import levers_on, side_deployments
 from core.memory.budget import gpu_memory
 from core.memory.kv import kv_bytes_per_sequence
 from core.memory.request_kv import cached_prompt_tokens, sequence_kv_bytes
 from core.memory.state import state_traffic_bytes
-from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.timing.roofline import PhaseTime, work_time
 from core.timing.work import attention_flops, expert_bytes_read, rank_linear_flops, weight_bytes_read
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 
 def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseTime:
@@ -66,7 +70,7 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
 
 def _spilled_kv_bytes(dep: Deployment, sequences, tokens, steps):
     """KV per GPU the phase reads from host memory: what levers spill beyond the GPU budget, every step."""
-    levers = levers_on(dep.levers)
+    levers = dep.lever_models
     if not levers:
         return 0.0
     spilled = [
@@ -78,6 +82,12 @@ def _spilled_kv_bytes(dep: Deployment, sequences, tokens, steps):
     if all(isinstance(s, float) and s == 0.0 for s in spilled):
         return 0.0
     return steps * sum(spilled)
+
+
+def side_deployments(dep: Deployment) -> tuple[Deployment, ...]:
+    """Models the levers that are on run beside the target on the same GPUs, prefilling every
+    prompt too (:meth:`core.levers.base.Lever.side_deployment`: a speculative proposer)."""
+    return tuple(side for lever in dep.lever_models if (side := lever.side_deployment(dep)) is not None)
 
 
 def prefill_steps(dep: Deployment, sequences, input_len):
@@ -119,8 +129,8 @@ def decode_step_time(dep: Deployment, sequences, context) -> PhaseTime:
     """Decode time per emitted token of every running sequence at ``context`` cached tokens (what
     TPOT is): one plain step, unless a lever changes what a step is
     (:meth:`core.levers.base.Lever.decode_step`)."""
-    for lever in levers_on(dep.levers):
-        step = lever.decode_step(dep, phase_time, sequences, context)
+    for lever in dep.lever_models:
+        step = lever.decode_step(dep, sequences, context)
         if step is not None:
             return step
     return plain_decode_step_time(dep, sequences, context)
@@ -129,8 +139,8 @@ def decode_step_time(dep: Deployment, sequences, context) -> PhaseTime:
 def decode_time_ratio(dep: Deployment, sequences, context) -> float:
     """Decode time per emitted token over one plain step's at this batch and context: 1 unless a
     lever changes what a decode step is (the simulator scales its plain decode steps by it)."""
-    for lever in levers_on(dep.levers):
-        step = lever.decode_step(dep, phase_time, sequences, context)
+    for lever in dep.lever_models:
+        step = lever.decode_step(dep, sequences, context)
         if step is not None:
             return float(step.seconds / plain_decode_step_time(dep, sequences, context).seconds)
     return 1.0

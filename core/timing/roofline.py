@@ -11,24 +11,37 @@ The front end (API server: detokenizing, streaming) runs in its own process besi
 so it bounds a step rather than adding to it.
 
 Work is per GPU: tensor parallel divides FLOPs and weight bytes by tp (KV bytes per GPU follow
-the head split); with data-parallel attention the work passed in is one rank's. Levers add their
-own work (FLOPs, bytes, host reads) through :meth:`core.levers.base.Lever.step_work`; this module
-never names a lever. Every function accepts numpy arrays and broadcasts them.
+the head split); with data-parallel attention the work passed in is one rank's. The levers that
+are on (:attr:`core.spec.deployment.Deployment.lever_models`) add their own work (:class:`StepWork`:
+FLOPs, bytes, host reads) through :meth:`core.levers.base.Lever.step_work`; this module never names
+a lever and never imports :mod:`core.levers`. Every function accepts numpy arrays and broadcasts them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.levers.registry import levers_on
-from core.spec.deployment import Deployment
 from core.spec.precision import ACTIVATION_PRECISION
 from core.spec.support import matmul_peak as matmul_peak_for
 from core.timing.comm import comm_seconds
 from core.timing.host_link import host_read_seconds
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
+
+
+@dataclass(frozen=True)
+class StepWork:
+    """Work a lever adds to a phase: matmul FLOPs and GPU bytes of the whole replica (split over
+    tp like the model's), and bytes per GPU read over the host link (scalars or arrays)."""
+
+    flops: Any = 0.0
+    weight_bytes: Any = 0.0
+    host_bytes: Any = 0.0
 
 
 @dataclass(frozen=True)
@@ -86,7 +99,7 @@ class Roofline:
         self.dep, self.gpu, self.eff, self.tp = dep, dep.gpu, dep.efficiency, dep.parallel.tp
         self.matmul_peak, _ = matmul_peak_for(dep.gpu, dep.weights)
         self.attention_peak, _ = dep.gpu.flops_for(ACTIVATION_PRECISION)
-        self.levers = levers_on(dep.levers)
+        self.levers = dep.lever_models
         self.step_fixed_s = step_fixed_seconds(dep)
 
     def __call__(

@@ -17,12 +17,16 @@ splits it over the rank's tp GPUs.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from core.memory.weights import expert_share_per_gpu, weight_bytes
-from core.spec.deployment import Deployment
 from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
+
+if TYPE_CHECKING:
+    from core.spec.deployment import Deployment
 
 FLOPS_PER_MAC = 2  # a multiply-add is 2 FLOPs
 
