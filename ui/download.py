@@ -4,8 +4,9 @@ fetchable after the page reruns, in this session or any other.
 Streamlit 1.67 builds a download whose data is a callable when the button is clicked
 (``MediaFileManager.execute_deferred``) and files the result under no session. Its orphan sweep,
 run after every rerun of any session in the process, marks such a file on its first pass and
-deletes it on the second, so a browser whose GET came after two other reruns got 404 (under a
-classroom's load 6-19 of 30 first clicks; docs/benchmarks.md). Here the built bytes are also
+deletes it on the second, so a browser whose GET came after two other reruns got 404 (30 simulated
+students on 3 processes behind HAProxy, bench/workshop_load.py: 13 of 30 first clicks before, 0
+after; docs/benchmarks.md has 6-19 from earlier runs). Here the built bytes are also
 added to the media manager from the thread that builds them, outside any script run, which the
 manager files under its no-session id that no session's rerun clears. They take one of
 :data:`KEPT_FILES` slots in turn: the same bytes, MIME type and file name make the same file id,

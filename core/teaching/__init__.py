@@ -7,7 +7,7 @@ from core for the exercise's scenario, and a printable handout of them in either
 
 __all__ = [
     "answers",  # answer(): an exercise's answer, derived for its scenario
-    "exercises",  # Exercise, Scenario, load_exercises, exercise, app_root: the exercises and their links
+    "exercises",  # Exercise, Scenario, load_exercises, exercise, app_root, is_loopback, room_root: exercises, links
     "handout",  # the handout as Markdown and self-contained HTML
     "text",  # Answer, Table, Text: an answer's steps in either language
 ]
