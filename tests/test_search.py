@@ -483,3 +483,143 @@ def test_b300_at_b200s_tpot_is_not_on_the_cost_front(cli, deploy, catalog):
     _assert_a_proper_front(per_million, found.tpot_s, pool & np.isfinite(per_million), price, cost_front(found))
     user, gpu = found.tokens_per_s_per_user, found.tokens_per_s_per_gpu
     _assert_a_proper_front(-user, -gpu, pool, price, throughput_front(found))
+
+
+def test_the_search_space_filters(deploy, catalog):
+    """A budget per hour keeps exactly the candidates at or under it (and no GPU without a price),
+    the same numbers as without it; no quantization searches the checkpoint's format only, whatever
+    the base runs; a budget that is not a positive price is refused by name."""
+    space = dataclasses.replace(ONE_A10, gpus=("a10", "l4", "gb200"), weight_dtypes=("bf16", "fp8"))
+    free = search(catalog, deploy(gpu="a10"), CHAT, space)
+    assert np.isnan(free.cost_per_hour).any()  # GB200 has no catalog price
+    capped = search(catalog, deploy(gpu="a10"), CHAT, dataclasses.replace(space, max_cost_per_hour=4.0))
+    assert len(capped) and (capped.cost_per_hour <= 4.0).all()
+
+    def rows(c, keep):
+        """Each kept candidate as (GPU, format, mode, replicas, prefill instances, TPOT)."""
+        shape = [c.shapes[s] for s in c.shape]
+        return sorted(
+            (shape[i].gpu.id, shape[i].weights.name, c.mode[i], c.replicas[i], c.prefill[i], round(c.tpot_s[i], 12))
+            for i in np.flatnonzero(keep)
+        )
+
+    assert rows(capped, np.ones(len(capped), dtype=bool)) == rows(free, free.cost_per_hour <= 4.0)
+    fp8 = deploy(gpu="a10", weights="fp8", kv="fp8")
+    native = search(catalog, fp8, CHAT, dataclasses.replace(space, native_only=True, kv_dtypes=("auto", "fp8")))
+    assert {(d.weights.name, d.kv.name) for d in native.shapes} == {("bf16", "bf16")}
+    for bad in (0.0, -1.0, float("inf")):
+        with pytest.raises(ValueError, match="max_cost_per_hour"):
+            SearchSpace(max_cost_per_hour=bad)
+
+
+def _plan_with_search(**state):
+    """The Plan page with the search on and its filters seeded (``state``: session keys)."""
+    from tests.app_helpers import open_app
+
+    at = open_app()
+    at.switch_page("pages/plan_page.py").run()
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.toggle(key="search_on").set_value(True).run()
+    assert not at.exception
+    return at
+
+
+def _fronts(at) -> dict[str, list[dict]]:
+    """The two front charts' traces by the front's x axis title (cost, throughput)."""
+    from core.messages import message
+    from tests.app_helpers import figures
+
+    titles = {message("search.axis_cost", "en"): "cost", message("search.axis_user", "en"): "throughput"}
+    return {
+        titles[f["layout"]["xaxis"]["title"]["text"]]: f["data"]
+        for f in figures(at)
+        if f["layout"].get("xaxis", {}).get("title", {}).get("text") in titles
+    }
+
+
+def test_the_gpu_filter_searches_only_the_chosen_gpus(deploy, catalog):
+    """Audit D11: "H100 only" could not be asked in the dashboard. With A10 and L4 chosen, both
+    fronts, the best line and the table name only them, the candidates are the core's for that
+    space, and the hover reads each axis with its unit."""
+    at = _plan_with_search(search_gpus=["a10", "l4"])
+    space = SearchSpace(gpus=("a10", "l4"))
+    data = search_to_dict(search(catalog, deploy(gpu="a10", max_model_len=8192), CHAT, space), MODES)
+    assert any(f"{data['candidates_evaluated']:,} candidates evaluated" in m.value for m in at.markdown)
+    names = ("NVIDIA A10 ", "NVIDIA L4 ")
+    fronts = _fronts(at)
+    labels = [label for traces in fronts.values() for trace in traces for label in trace["text"]]
+    assert labels and all(label.startswith(names) for label in labels)
+    assert all(label.startswith(names) for label in at.dataframe[-1].value.iloc[:, 0])
+    assert "$%{x:.3g} per 1M output tokens · TPOT %{y:.3g} ms" in fronts["cost"][0]["hovertemplate"]
+    assert "%{x:.3g} tokens/s per user · %{y:.3g} output tokens/s per GPU" in fronts["throughput"][0]["hovertemplate"]
+    at.number_input(key="search_max_cost").set_value(2.0).run()  # and at most $2 an hour
+    costs = [p["cost_per_hour"] for p in at.session_state["search_front"]["data"]["pareto"]]
+    assert costs and all(c is not None and c <= 2.0 for c in costs)
+    at.number_input(key="search_max_cost").set_value(0.0).run()  # no limit again
+    at.checkbox(key="search_native_only").check().run()  # the checkpoint's BF16 only
+    points = at.session_state["search_front"]["data"]
+    assert {(p["weight_dtype"], p["kv_dtype"]) for p in points["pareto"] + points["pareto_throughput"]} == {
+        ("bf16", "bf16")
+    }
+
+
+class _Click:
+    """st.session_state as a click on point ``index`` of chart ``chart`` leaves it for the callback."""
+
+    def __init__(self, state, chart: str, index: int):
+        from types import SimpleNamespace
+
+        self.state, self.chart = state, chart
+        self.selection = SimpleNamespace(selection=SimpleNamespace(points=[{"customdata": index}]))
+
+    def get(self, key, default=None):
+        return self.selection if key == self.chart else self.state.get(key, default)
+
+    def __setitem__(self, key, value):
+        self.state[key] = value
+
+
+def test_a_clicked_point_keeps_the_front_it_was_picked_from(monkeypatch):
+    """Audit D11: loading a point changed the sidebar, the search ran again for the new setup and
+    redrew both fronts without the point. Now the fronts stay as they were, the point circled and
+    named, through later reruns, until the user searches again or changes the load."""
+    from types import SimpleNamespace
+
+    import ui.best_deployment as section
+
+    at = _plan_with_search(search_gpus=["a10", "l4", "h100-sxm"])
+    before = _fronts(at)
+    shown = at.session_state["search_front"]["data"]
+    index, point = next((i, p) for i, p in enumerate(shown["pareto"]) if p["gpu"] != "a10")
+    with monkeypatch.context() as patch:  # the chart's on_select callback, as a click runs it
+        patch.setattr(
+            section, "st", SimpleNamespace(session_state=_Click(at.session_state, "search_cost_front", index))
+        )
+        section._load_point("search_cost_front", shown["pareto"])
+    at.run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="gpu").value == point["gpu"] and at.session_state["tp"] == point["tp"]
+    for _ in range(2):  # the click's run and any later rerun
+        after = _fronts(at)
+        for kind, traces in before.items():
+            assert after[kind][: len(traces)] == traces  # the same fronts, point for point
+        chosen = after["cost"][-1]
+        assert chosen["name"] == "loaded into the sidebar" and chosen["marker"]["symbol"] == "circle-open"
+        assert (list(chosen["x"]), list(chosen["y"])) == ([point["cost_per_million_output_tokens"]], [point["tpot_ms"]])
+        assert any(
+            section._label(point, {"h100-sxm": "NVIDIA H100 SXM5 80GB", "l4": "NVIDIA L4"}) in i.value for i in at.info
+        )
+        at.run()
+    at.button(key="search_again").click().run()  # a new search for the sidebar's setup
+    assert "search_pinned" not in at.session_state
+    assert all(trace["name"] != "loaded into the sidebar" for traces in _fronts(at).values() for trace in traces)
+    with monkeypatch.context() as patch:  # pick again, then change the load: the kept front goes
+        shown = at.session_state["search_front"]["data"]
+        patch.setattr(section, "st", SimpleNamespace(session_state=_Click(at.session_state, "search_cost_front", 0)))
+        section._load_point("search_cost_front", shown["pareto"])
+    at.run()
+    assert "search_pinned" in at.session_state
+    at.number_input(key="plan_users").set_value(80).run()
+    assert "search_pinned" not in at.session_state
+    assert all(trace["name"] != "loaded into the sidebar" for traces in _fronts(at).values() for trace in traces)

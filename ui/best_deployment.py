@@ -1,47 +1,53 @@
 """Plan's "Best deployment" section: the search over GPUs, layouts, formats and serving modes for
-the page's load (:mod:`core.planning.search`), its two Pareto fronts, and loading a point into the
-sidebar (GPU, tp, formats, replicas, max_num_batched_tokens; data-parallel attention has no sidebar
-input, which a caption says)."""
+the page's load (:mod:`core.planning.search`) within the user's filters (:mod:`ui.search_filters`),
+its two Pareto fronts, and loading a point into the sidebar (GPU, tp, formats, replicas,
+max_num_batched_tokens; data-parallel attention has no sidebar input, which a caption says).
+
+A loaded point changes the sidebar's setup, which the search starts from; the front it was picked
+from stays drawn, the point marked, until the user asks for a new search or changes the load, the
+SLOs, the filters or the sidebar again (:func:`ui.search_filters.pinned`)."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 from collections import OrderedDict
 
 import pandas as pd
 import streamlit as st
 
-from core.planning.pareto import search_to_dict
+from core.planning.pareto import SIGNIFICANT, search_to_dict
 from core.planning.report import price_text
 from core.planning.requirement import Requirement
 from core.planning.search import MODES, SearchSpace, search
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Deployment
 from ui.engine_inputs import AUTO, BATCH_TOKENS
-from ui.figure import Figure
+from ui.figure import Figure, chart
 from ui.i18n import lang, t
+from ui.search_filters import FRONT, PIN, filters, pinned, unpin
 
 COLORS = {"aggregated": "#2563eb", "disaggregated": "#d97706"}
 
 
 SEARCHES = 16
 """Searches kept per server process, the most recently used."""
-_searched: OrderedDict[tuple[Deployment, Requirement], dict] = OrderedDict()
+_searched: OrderedDict[tuple[Deployment, Requirement, SearchSpace], dict] = OrderedDict()
 _searched_lock = threading.Lock()
 
 
-def _search(dep: Deployment, req: Requirement, progress) -> dict:
+def _search(dep: Deployment, req: Requirement, space: SearchSpace, progress) -> dict:
     """The search's front as a dict, kept per process. Not ``st.cache_data``: a cached function
     replays the elements it drew, and the progress bar it moves lives outside it, so every later
     session that met the cached search got Streamlit's CacheReplayClosureError instead of the
     result (tests/test_search.py runs it twice)."""
-    key = (dep, req)
+    key = (dep, req, space)
     with _searched_lock:
         if key in _searched:
             _searched.move_to_end(key)
             return copy.deepcopy(_searched[key])  # each session its own, as st.cache_data gave
-    found = search_to_dict(search(load_catalog(), dep, req, SearchSpace(), progress=progress), MODES)
+    found = search_to_dict(search(load_catalog(), dep, req, space, progress=progress), space.modes)
     with _searched_lock:
         _searched[key] = found
         while len(_searched) > SEARCHES:
@@ -76,29 +82,50 @@ def _label(p: dict, gpus: dict[str, str]) -> str:
     return f"{gpus[p['gpu']]} × {p['num_gpus']} · {layout} · {p['weight_dtype']}/{p['kv_dtype']}{chunk}"
 
 
-def _front_figure(points: list[dict], x: str, y: str, gpus: dict[str, str], x_title: str, y_title: str):
+HOVER = {"cost_per_million_output_tokens": "search.hover_cost", "tokens_per_s_per_user": "search.hover_speed"}
+"""Each front's hover line: its axes with units, to the figures the front tells points apart by."""
+CHOSEN = {"symbol": "circle-open", "size": 22, "color": "#111827", "line": {"width": 3}}
+
+
+def _front_figure(
+    points: list[dict], x: str, y: str, gpus: dict[str, str], x_title: str, y_title: str, chosen: dict | None = None
+):
+    """One front, a trace per serving mode; ``chosen`` (the point loaded into the sidebar) circled."""
+    digits = f".{SIGNIFICANT}g"
+    hover = "%{text}<br>" + t(HOVER[x], x=f"%{{x:{digits}}}", y=f"%{{y:{digits}}}") + "<extra></extra>"
     figure = Figure()
     for mode in MODES:
-        chosen = [(i, p) for i, p in enumerate(points) if p["mode"] == mode]
-        if not chosen:
+        picked = [(i, p) for i, p in enumerate(points) if p["mode"] == mode]
+        if not picked:
             continue
         figure.add_scatter(
-            x=[p[x] for _, p in chosen],
-            y=[p[y] for _, p in chosen],
-            customdata=[i for i, _ in chosen],
-            text=[_label(p, gpus) for _, p in chosen],
+            x=[p[x] for _, p in picked],
+            y=[p[y] for _, p in picked],
+            customdata=[i for i, _ in picked],
+            text=[_label(p, gpus) for _, p in picked],
             mode="lines+markers",
             name=t(f"search.mode_{mode}"),
             marker={"color": COLORS[mode], "size": 9},
             line={"color": COLORS[mode], "width": 1, "dash": "dot"},
-            hovertemplate="%{text}<br>%{x:.3g} · %{y:.3g}<extra></extra>",
+            hovertemplate=hover,
+        )
+    if chosen is not None and chosen in points:
+        figure.add_scatter(
+            x=[chosen[x]],
+            y=[chosen[y]],
+            customdata=[points.index(chosen)],
+            text=[_label(chosen, gpus)],
+            mode="markers",
+            name=t("search.chosen"),
+            marker=CHOSEN,
+            hovertemplate=hover,
         )
     figure.update_layout(
         xaxis_title=x_title,
         yaxis_title=y_title,
         margin={"l": 60, "r": 20, "t": 30, "b": 50},
         height=360,
-        legend={"orientation": "h", "y": 1.12},
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},  # rows grow upwards, off the points
     )
     return figure.build()
 
@@ -106,13 +133,15 @@ def _front_figure(points: list[dict], x: str, y: str, gpus: dict[str, str], x_ti
 AXES = {"cost": ("axis_cost", "axis_tpot"), "throughput": ("axis_user", "axis_gpu")}
 
 
-def _front_chart(points: list[dict], key: str, front: str, fields: tuple[str, str], gpus: dict[str, str]) -> None:
+def _front_chart(
+    points: list[dict], key: str, front: str, fields: tuple[str, str], gpus: dict[str, str], chosen: dict | None
+) -> None:
     """One front's heading and chart; a click on a point loads it (:func:`_load_point`)."""
     x_title, y_title = (t(f"search.{a}") for a in AXES[front])
     st.markdown(f"**{t(f'search.front_{front}')}**")
-    st.plotly_chart(
-        _front_figure(points, *fields, gpus, x_title, y_title),
-        width="stretch",
+    chart(
+        st,
+        _front_figure(points, *fields, gpus, x_title, y_title, chosen),
         key=key,
         on_select=lambda: _load_point(key, points),
         selection_mode="points",
@@ -121,7 +150,8 @@ def _front_chart(points: list[dict], key: str, front: str, fields: tuple[str, st
 
 def _load_point(chart_key: str, points: list[dict]) -> None:
     """Callback: the chosen front point becomes the sidebar's GPU, tp, dp, formats, replicas and its
-    max_num_batched_tokens where the sidebar offers it (the engine's own: auto)."""
+    max_num_batched_tokens where the sidebar offers it (the engine's own: auto); the search it was
+    picked from (``FRONT``) stays drawn with it (``PIN``)."""
     selection = st.session_state.get(chart_key)
     chosen = selection.selection.points if selection else []
     if not chosen:
@@ -138,6 +168,8 @@ def _load_point(chart_key: str, points: list[dict]) -> None:
     elif p.get("max_num_batched_tokens") in BATCH_TOKENS:
         st.session_state["mnbt"] = p["max_num_batched_tokens"]
     st.session_state["search_loaded"] = p
+    if (shown := st.session_state.get(FRONT)) is not None:
+        st.session_state[PIN] = {**shown, "point": p, "dep": None}
 
 
 def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
@@ -149,10 +181,19 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
     if loaded := st.session_state.pop("search_loaded", None):
         st.success(t("search.loaded", deployment=_label(loaded, gpus)))
     if not st.toggle(t("search.run"), key="search_on"):
+        unpin()
         return None
-    bar = st.progress(0.0, text=t("search.progress"))
-    data = _search(dep, req, lambda share: bar.progress(share, text=t("search.progress")))
-    bar.progress(1.0, text=t("search.done", candidates=f"{data['candidates_evaluated']:,}"))
+    space = filters(gpus)
+    req = dataclasses.replace(req, replicas=1)  # the search counts replicas itself
+    if pin := pinned(dep, req, space):
+        data, chosen = pin["data"], pin["point"]
+        st.info(t("search.kept", deployment=_label(chosen, gpus)))
+        st.button(t("search.again"), key="search_again", on_click=unpin)
+    else:
+        bar = st.progress(0.0, text=t("search.progress"))
+        data, chosen = _search(dep, req, space, lambda share: bar.progress(share, text=t("search.progress"))), None
+        bar.progress(1.0, text=t("search.done", candidates=f"{data['candidates_evaluated']:,}"))
+    st.session_state[FRONT] = {"req": req, "space": space, "data": data}
     st.markdown(
         t(
             "search.summary",
@@ -176,15 +217,15 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
             )
         )
         if best["weight_dtype"] != dep.model.native_dtype or best["kv_dtype"] == "fp8":
-            st.caption(t("search.quantized_caveat"))
+            st.caption(t("search.quantized_caveat_filter"))
     left, right = st.columns(2)
     cost_points, speed_points = data["pareto"], data["pareto_throughput"]
     with left:
-        _front_chart(cost_points, "search_cost_front", "cost", ("cost_per_million_output_tokens", "tpot_ms"), gpus)
+        cost_axes = ("cost_per_million_output_tokens", "tpot_ms")
+        _front_chart(cost_points, "search_cost_front", "cost", cost_axes, gpus, chosen)
     with right:
-        _front_chart(
-            speed_points, "search_speed_front", "throughput", ("tokens_per_s_per_user", "tokens_per_s_per_gpu"), gpus
-        )
+        speed_axes = ("tokens_per_s_per_user", "tokens_per_s_per_gpu")
+        _front_chart(speed_points, "search_speed_front", "throughput", speed_axes, gpus, chosen)
     st.caption(t("search.pick_hint"))
     table = pd.DataFrame(
         {
