@@ -9,15 +9,14 @@ import functools
 
 import streamlit as st
 
-from core.spec.engine import default_efficiency
-from core.spec.engine_defaults import default_memory_fraction
 from core.spec.release import current_release
 from core.teaching.answers import answer, page_inputs
 from core.teaching.exercises import AUTO, Exercise, app_root, exercise, is_loopback, room_root
 from core.teaching.handout import MIME_TYPES, RENDERERS, file_name, markdown_steps, scenario_words
 from core.teaching.text import Answer
+from ui import defaults
 from ui.download import download_button
-from ui.engine_inputs import EFFICIENCY_SLIDERS
+from ui.engine_inputs import FOLLOWING_KEYS
 from ui.i18n import lang, t
 from ui.levers import OFF
 from ui.model_search import SEARCH_KEY
@@ -119,11 +118,9 @@ def link_root() -> str:
 
 def sidebar_values(ex: Exercise) -> dict[str, object]:
     """Every sidebar input the scenario sets, with the engine settings and the levers at their
-    defaults (as a fresh session has them), by widget key."""
+    defaults (as a fresh session has them), by widget key; the inputs whose default follows the
+    scenario (:data:`~ui.engine_inputs.FOLLOWING_KEYS`) are left to :mod:`ui.defaults`."""
     scenario = ex.scenario
-    dep, _ = scenario.build()
-    release = current_release()
-    efficiency = default_efficiency(dep.gpu.memory_type, release)
     values: dict[str, object] = {
         SEARCH_KEY: "",
         "model": scenario.model,
@@ -135,17 +132,13 @@ def sidebar_values(ex: Exercise) -> dict[str, object]:
         "input_len": scenario.input_len,
         "output_len": scenario.output_len,
         "batch": scenario.batch,
-        "engine": release.engine,
+        "engine": current_release().engine,
         "engine_version": "",
-        "util": float(
-            default_memory_fraction(release, dep.gpu.memory_bytes, scenario.tp, 1, dep.model.mla is not None)
-        ),
         "max_model_len": scenario.max_model_len or AUTO,
         "mnbt": AUTO,
         "max_seqs": AUTO,
         "block": AUTO,
         "overhead_fix": 0.0,
-        **{key: getattr(efficiency, field) / unit for field, key, _, _, _, _, unit in EFFICIENCY_SLIDERS},
         **LEVERS_OFF,
     }
     return values | page_inputs(ex) | ({LOAD_TEST_PREFIX + "mode": "rate"} if ex.page == "load-test" else {})
@@ -153,7 +146,9 @@ def sidebar_values(ex: Exercise) -> dict[str, object]:
 
 def load_scenario(ex: Exercise) -> None:
     """Button callback: the sidebar (and the answering page's inputs) take the exercise's scenario
-    before the next run builds them."""
+    before the next run builds them; the inputs that follow the scenario go back to following it."""
+    for key in FOLLOWING_KEYS:
+        defaults.reset(key)
     for key, value in sidebar_values(ex).items():
         st.session_state[key] = value
     st.session_state[LOADED] = ex.id
