@@ -1,6 +1,6 @@
 """One slider step in a real browser, to the updated page: where the time goes.
 
-    .venv/bin/python bench/browser_step.py [--steps 15] [--page explorer]
+    .venv/bin/python bench/browser_step.py [--steps 15] [--runs 1] [--view TAB]
 
 Starts ``streamlit run`` on loopback, opens the page in Chromium (Playwright, 1400x1000) and moves
 the batch slider one step with the keyboard, ``--steps`` times (4 -> 6 -> 4 ...: both fit, and
@@ -13,14 +13,18 @@ page's own clock (``performance.now()``), from the key press:
 - **settled**: the last DOM change or long main-thread task caused by the step (every chart
   redrawn), found by a MutationObserver and a long-task observer after a quiet second.
 
-It also sums the main-thread long tasks per step (JavaScript and layout over 50 ms) and counts the
-bytes the websocket received. Prints medians; docs/benchmarks.md records a run. Timing is never
-asserted in tests.
+It also sums the main-thread long tasks per step (JavaScript and layout over 50 ms), counts the
+bytes the websocket received and the Plotly charts the step remounted (chart nodes that are new after
+the step: Streamlit's st.plotly_chart remounts each one; ui.figure.chart updates them in place).
+``--runs`` repeats the steps in a fresh page (same server) and pools them. The machine's load
+average is printed before and after, since other jobs on a shared machine move every figure.
+Prints medians; docs/benchmarks.md records runs. Timing is never asserted in tests.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import sys
@@ -78,12 +82,17 @@ STEP = """
 () => {
   window.__t0 = performance.now(); window.__frames = []; window.__metric = null; window.__done = null;
   const app = document.querySelector("[data-testid='stApp']");
-  const value = [...document.querySelectorAll("[data-testid='stMetric']")]
-    .find(m => m.innerText.includes('Throughput')).querySelector("[data-testid='stMetricValue']");
-  const before = value.innerText;
+  // the metric is looked up again on each change: React may replace its node rather than its text
+  const read = () => {
+    const metric = [...document.querySelectorAll("[data-testid='stMetric']")]
+      .find(m => m.textContent.includes('Throughput'));
+    return metric ? metric.querySelector("[data-testid='stMetricValue']").textContent : null;
+  };
+  const before = read();
   new MutationObserver((_, obs) => {
-    if (value.innerText !== before) { window.__metric = performance.now(); obs.disconnect(); }
-  }).observe(value, {subtree: true, childList: true, characterData: true});
+    const now = read();
+    if (now !== null && now !== before) { window.__metric = performance.now(); obs.disconnect(); }
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
   let seenRun = false;
   new MutationObserver((records, obs) => {  // a run may start and end within one batch of records
     const s = app.getAttribute('data-test-script-state');
@@ -93,11 +102,19 @@ STEP = """
 }
 """
 
-KEYS = ("server", "metric", "script", "settled", "long_tasks", "ws_kib")
+CHARTS = "[data-testid='stPlotlyChart'], [data-testid='stLivePlotlyChart']"  # st.plotly_chart's, ui.figure.chart's
+DRAWN = f"""() => {{
+  const charts = document.querySelectorAll("{CHARTS}").length;
+  return charts > 0 && document.querySelectorAll('.js-plotly-plot').length >= charts;
+}}"""
+KEYS = ("server", "metric", "script", "settled", "long_tasks", "ws_kib", "remounts")
+TAG_CHARTS = "() => document.querySelectorAll('.js-plotly-plot').forEach(n => { n.__beforeStep = true; })"
+NEW_CHARTS = "() => [...document.querySelectorAll('.js-plotly-plot')].filter(n => !n.__beforeStep).length"
 
 
 def measure(url: str, steps: int, chromium: str, view: str | None = None) -> dict[str, list[float]]:
-    """``steps`` keyboard steps of the batch slider; each key of KEYS in ms (ws_kib in KiB) per step."""
+    """``steps`` keyboard steps of the batch slider; each key of KEYS in ms per step (ws_kib in KiB,
+    remounts a count)."""
     from playwright.sync_api import sync_playwright
 
     out: dict[str, list[float]] = {key: [] for key in KEYS}
@@ -111,15 +128,21 @@ def measure(url: str, steps: int, chromium: str, view: str | None = None) -> dic
         page.get_by_test_id("stMetric").filter(has_text="Throughput").wait_for(timeout=60_000)
         if view is not None:
             page.get_by_role("tab", name=view).click()
+        page.wait_for_function(DRAWN, timeout=60_000)  # every chart drawn once before the first step
         page.evaluate(OBSERVE)
         slider = page.get_by_role("slider", name="Concurrent requests (batch)")
         for step in range(steps):
             _settle(page, 0.5)
             page.evaluate("() => { window.__marks.mutations = []; window.__marks.tasks = []; }")
+            page.evaluate(TAG_CHARTS)
             slider.focus()
             page.evaluate(STEP)
             slider.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")  # 4 <-> 6: both fit, both differ
-            page.wait_for_function("() => window.__done !== null && window.__metric !== null", timeout=60_000)
+            try:
+                page.wait_for_function("() => window.__done !== null && window.__metric !== null", timeout=60_000)
+            except Exception as error:
+                done, shown = page.evaluate("() => [window.__done, window.__metric]")
+                raise RuntimeError(f"step {step}: the script ended at {done}, the metric changed at {shown}") from error
             _settle(page)
             t0, metric, done, frames, recorded = page.evaluate(
                 "() => [window.__t0, window.__metric, window.__done, window.__frames, window.__marks]"
@@ -132,6 +155,7 @@ def measure(url: str, steps: int, chromium: str, view: str | None = None) -> dic
             out["settled"].append(max(last_task, last_mutation) - t0)
             out["long_tasks"].append(sum(d for s, d in recorded["tasks"] if s >= t0))
             out["ws_kib"].append(sum(size for _, size in frames) / 1024)
+            out["remounts"].append(page.evaluate(NEW_CHARTS))
         browser.close()
     return out
 
@@ -139,6 +163,7 @@ def measure(url: str, steps: int, chromium: str, view: str | None = None) -> dic
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--runs", type=int, default=1, help="repeat the steps in this many fresh pages")
     parser.add_argument("--url", help="measure a server already running at this URL")
     parser.add_argument("--view", help="open this Explorer tab first (its English label)")
     args = parser.parse_args()
@@ -151,15 +176,25 @@ def main() -> None:
         port = free_port()
         server = start_server(port)
         url = f"http://{HOST}:{port}"
+    load_before = os.getloadavg()
+    runs = []
     try:
-        out = measure(url, args.steps, chromium, args.view)
+        for _ in range(args.runs):
+            runs.append(measure(url, args.steps, chromium, args.view))
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=20)
-    print(f"{args.steps} steps of the Explorer's batch slider, medians (min-max):")
+    load_after = os.getloadavg()
+    units = {"ws_kib": "KiB", "remounts": "charts"}
+    loads = [" ".join(f"{value:.2f}" for value in load) for load in (load_before, load_after)]
+    print(f"load average (1, 5, 15 min) before {loads[0]}, after {loads[1]}, on {os.cpu_count()} CPUs")
+    if args.runs > 1:
+        per_run = (f"{statistics.median(r['settled']):.0f} ({statistics.median(r['metric']):.0f})" for r in runs)
+        print(f"per run, median settled (metric) in ms: {', '.join(per_run)}")
+    print(f"{args.runs} x {args.steps} steps of the Explorer's batch slider, medians (min-max):")
     for key in KEYS:
-        values, unit = out[key], "KiB" if key == "ws_kib" else "ms"
+        values, unit = [v for r in runs for v in r[key]], units.get(key, "ms")
         print(f"  {key:<10} {statistics.median(values):7.0f} {unit} ({min(values):.0f}-{max(values):.0f})")
 
 

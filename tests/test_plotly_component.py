@@ -86,13 +86,17 @@ def test_both_scripts_are_served_from_local_files(monkeypatch):
 
     from starlette.applications import Starlette
     from starlette.testclient import TestClient
+    from streamlit import runtime
     from streamlit.components.lib.local_component_registry import LocalComponentRegistry
     from streamlit.components.v1 import component_registry as v1
     from streamlit.web.server.starlette.starlette_routes import create_component_routes
 
     registry = LocalComponentRegistry()
-    monkeypatch.setattr(v1, "get_script_run_ctx", lambda: object())  # inside a script run
-    monkeypatch.setattr(v1, "get_instance", lambda: SimpleNamespace(component_registry=registry))
+    running = SimpleNamespace(component_registry=registry)  # a runtime, inside a script run
+    monkeypatch.setattr(runtime, "exists", lambda: True)
+    monkeypatch.setattr(runtime, "get_instance", lambda: running)
+    monkeypatch.setattr(v1, "get_script_run_ctx", lambda: object())
+    monkeypatch.setattr(v1, "get_instance", lambda: running)
     sent = payload(_bars(1.0), "x")
     client = TestClient(Starlette(routes=create_component_routes(registry, None)))
     for url, local in ((sent["module"], ASSETS_DIR / MODULE_FILE), (sent["plotly"], PLOTLY_DIR / PLOTLY_FILE)):
@@ -100,6 +104,7 @@ def test_both_scripts_are_served_from_local_files(monkeypatch):
         assert response.status_code == 200, url
         assert response.content == local.read_bytes()
         assert "javascript" in response.headers["content-type"]
+    assert payload(_bars(2.0), "x")["plotly"] == sent["plotly"]  # registered once, the same path after
     assert (PLOTLY_DIR / PLOTLY_FILE).read_text()[:200].count("plotly.js v") == 1
 
 

@@ -28,6 +28,7 @@ import plotly
 import plotly.io as pio
 import streamlit as st
 import streamlit.components.v1 as components_v1
+from streamlit import runtime
 
 COMPONENT = "llm_tradeoff_live_plotly"
 ASSETS_DIR = Path(__file__).resolve().parent
@@ -47,10 +48,15 @@ _mount = st.components.v2.component(COMPONENT, js=LOADER, isolate_styles=False)
 
 
 def _served(name: str, folder: Path) -> str:
-    """Serve ``folder`` at Streamlit's component route as ``<module>.<name>``; return the route's path."""
-    served = components_v1.declare_component(name, path=folder)
+    """Serve ``folder`` at Streamlit's component route as ``<this module>.<name>``; return the route's
+    path. Registered once per runtime: later calls only look the folder up."""
+    served = f"{__name__}.{name}"
+    if runtime.exists() and runtime.get_instance().component_registry.get_component_path(served) != str(folder):
+        declared = components_v1.declare_component(name, path=folder).name
+        if declared != served:
+            raise RuntimeError(f"Streamlit named the component {declared!r}, not {served!r}")
     base = st.get_option("server.baseUrlPath").strip("/")
-    return f"/{base}/component/{served.name}/" if base else f"/component/{served.name}/"
+    return f"/{base}/component/{served}/" if base else f"/component/{served}/"
 
 
 def payload(figure: Any, failed: str) -> dict[str, str]:
