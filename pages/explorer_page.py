@@ -8,18 +8,22 @@ import numpy as np
 import streamlit as st
 
 from core.estimate.advice import fit_suggestions
+from core.estimate.answer import estimate_answer
 from core.estimate.explain import explain
 from core.estimate.export import FILE_STEM, MIME_TYPES, RENDERERS, export_document
 from core.estimate.result import estimate
 from core.estimate.sweep import Sweep
 from core.estimate.tradeoff import tradeoff_scores
 from core.validation.sensitivity import sensitivity
-from core.validation.uncertainty import band
 from ui import charts, fmt, sim_charts, speed_charts
+from ui.answer import show_answer
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
+from ui.download import download_button
 from ui.explain import explain_memory_popover, explain_popover
+from ui.figure import chart
 from ui.i18n import lang, notice_text, t
 from ui.levers_panel import render_optimizations
+from ui.likely_range import render_likely_range
 from ui.share import view_link
 from ui.sidebar import require_scenario
 
@@ -30,6 +34,13 @@ scenario = require_scenario()
 dep, work = scenario.deployment, scenario.workload
 result = estimate(dep, work)
 mem, kv, lat, tput = result.memory, result.kv, result.latency, result.throughput
+suggestions = [] if result.fits and result.engine_starts else fit_suggestions(dep, work, result)
+show_answer(  # the answer first: verdict, what binds, the cheapest fix and its price, the figures to quote
+    st.container(),
+    estimate_answer(result, suggestions, lang()),
+    "ok" if result.fits and result.engine_starts else "failed",
+    "explorer_answer",
+)
 st.caption(t("explorer.engine", release=dep.engine.release.name))
 
 explained = functools.cache(lambda: explain(result))  # built when a popover opens
@@ -46,18 +57,12 @@ headlines = (  # label, the number as shown, its tooltip, its explanation (one c
     (t("metric.throughput"), fmt.rate(tput.output_tokens_per_s), t("metric.throughput_help"), "throughput"),
     (t("metric.decode_bound"), t(f"bound.{result.bound_decode}"), t("metric.bound_help"), "bound"),
 )
-for col, (label, shown, help_text, key) in zip(st.columns(len(headlines)), headlines, strict=True):
+# three to a row: six in one row cut "Max concurrent requests" and "1,873 tok/s" at 1440 px
+cells = [col for _ in range(0, len(headlines), 3) for col in st.columns(3)]
+for col, (label, shown, help_text, key) in zip(cells, headlines, strict=True):
     col.metric(label, shown, help=help_text)
     explain_popover(explained, key, shown, col)
 
-ranges = {
-    metric: band(value, metric, dep.gpu.memory_type)
-    for metric, value in (
-        ("ttft_ms", lat.ttft_s),
-        ("tpot_ms", lat.tpot_s),
-        ("output_tokens_per_s", tput.output_tokens_per_s),
-    )
-}
 loop = result.closed_loop
 if loop.stable:
     st.caption(
@@ -70,25 +75,15 @@ if loop.stable:
             rate=fmt.rate(loop.output_tokens_per_s),
         )
     )
-if all(ranges.values()):
-    st.caption(
-        t(
-            "val.bands",
-            gpu_class=dep.gpu.memory_type.upper(),
-            ttft=f"{fmt.duration(ranges['ttft_ms'].low)} – {fmt.duration(ranges['ttft_ms'].high)}",
-            tpot=f"{fmt.duration(ranges['tpot_ms'].low)} – {fmt.duration(ranges['tpot_ms'].high)}",
-            rate=f"{fmt.rate(ranges['output_tokens_per_s'].low)} – {fmt.rate(ranges['output_tokens_per_s'].high)}",
-        )
-    )
+render_likely_range(result)
 
 for item in result.warnings:
     st.warning(notice_text(item))
 
-st.plotly_chart(charts.memory_figure(result), width="stretch", key="memory_chart")
+chart(st, charts.memory_figure(result), key="memory_chart")
 explain_memory_popover(explained)
 if mem.host_weights or mem.host_kv:
     st.caption(t("memory.host", weights=fmt.gib(mem.host_weights), kv=fmt.gib(mem.host_kv)))
-suggestions = [] if result.fits and result.engine_starts else fit_suggestions(dep, work, result)
 if not (result.fits and result.engine_starts):
     if suggestions:
         st.markdown(f"**{t('advice.title')}**")
@@ -127,21 +122,21 @@ with view["triangle"]:
     if view["triangle"].open:
         grid, row = speed_grid()
         left, right = st.columns(2)
-        left.plotly_chart(
+        chart(
+            left,
             speed_charts.throughput_tpot_figure(grid, row, work.batch, int(grid.max_concurrency[row])),
-            width="stretch",
             key="throughput_tpot",
         )
-        right.plotly_chart(speed_charts.ttft_figure(grid, work.batch, work.input_len), width="stretch", key="ttft")
+        chart(right, speed_charts.ttft_figure(grid, work.batch, work.input_len), key="ttft")
 
 with view["concurrency"]:
     if view["concurrency"].open:
         left, right = st.columns(2)
-        left.plotly_chart(charts.concurrency_bars(result), width="stretch", key="concurrency_bars")
+        chart(left, charts.concurrency_bars(result), key="concurrency_bars")
         lengths, counts = concurrency_by_length(dep)
-        right.plotly_chart(
+        chart(
+            right,
             charts.concurrency_curve(lengths, counts, work.request_len, kv.max_concurrency_at_request_len),
-            width="stretch",
             key="concurrency_curve",
         )
         st.caption(
@@ -160,7 +155,7 @@ with view["tradeoff"]:
         grid, row = speed_grid()
         scores = tradeoff_scores(result, grid, row)
         left, right = st.columns([1, 2])
-        left.plotly_chart(charts.tradeoff_figure(vars(scores)), width="stretch", key="tradeoff")
+        chart(left, charts.tradeoff_figure(vars(scores)), key="tradeoff")
         right.markdown(
             t(
                 "tradeoff.explain",
@@ -180,9 +175,9 @@ with view["sensitivity"]:
             "max_concurrency": t("metric.max_concurrency"),
         }
         chosen = st.selectbox(t("sens.metric"), list(labels), format_func=labels.get, key="sens_metric")
-        st.plotly_chart(
+        chart(
+            st,
             sim_charts.sensitivity_figure(sensitivity(dep, work, chosen), labels[chosen]),
-            width="stretch",
             key="sensitivity",
         )
         st.caption(t("sens.explain"))
@@ -200,7 +195,8 @@ labels = {
     "csv": t("export.download_csv"),
 }
 for col, ext in zip(st.columns(len(RENDERERS)), RENDERERS, strict=True):
-    col.download_button(
+    download_button(
+        col,
         labels[ext],
         functools.partial(lambda ext: RENDERERS[ext](document()), ext),
         file_name=f"{FILE_STEM}.{ext}",

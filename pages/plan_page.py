@@ -10,18 +10,31 @@ import streamlit as st
 
 from core.planning.cost import cost
 from core.planning.launch import serve_command
-from core.planning.report import headroom_line, plan_to_dict, price_text, solvers_to_dict, verdict_sentence
+from core.planning.report import (
+    headroom_line,
+    operating_point,
+    plan_answer,
+    plan_to_dict,
+    price_text,
+    queue_sentence,
+    solvers_to_dict,
+)
 from core.planning.report_csv import csv_report
 from core.planning.report_formats import html_report, markdown_report
 from core.planning.requirement import Requirement
 from core.spec import units
 from core.spec.engine_defaults import sized_max_model_len
 from ui import fmt
+from ui.answer import show_answer
+from ui.apply_fix import applied_note, fix_chooser
 from ui.best_deployment import best_deployment_section
+from ui.defaults import show_set
+from ui.download import download_button
 from ui.explain import explain_plan
 from ui.i18n import lang, notice_text, t
 from ui.levers import active_summary
-from ui.plan_inputs import apply_preset, load_kind, number
+from ui.plan_checks import checks_table
+from ui.plan_inputs import FOLLOWING, PREFIX, apply_preset, following, load_kind, number
 from ui.planning import plan_bundle
 from ui.safe import escape_markdown
 from ui.share import view_link
@@ -30,6 +43,7 @@ from ui.sidebar import max_model_len_is_auto, require_scenario
 st.title(t("plan.title"))
 st.caption(t("plan.subtitle"))
 dep = require_scenario().deployment
+answer_box = st.container()  # the answer first, above the inputs (filled once the plan is known)
 if summary := active_summary(dep.levers):
     st.info(t("levers.on", levers=summary))
 
@@ -53,9 +67,10 @@ with left:
     replicas = number(t("plan.replicas"), "replicas", 1, 1, 100_000)
 with middle:
     prompt = number(t("plan.prompt_len"), "prompt", 1500, 1, 10_000_000)
-    prompt_p95 = number(t("plan.prompt_len_p95"), "prompt_p95", 1500, 1, 10_000_000)
+    # a P95 follows its typical length until the user sets it (no spread unless one is stated)
+    prompt_p95 = following(t("plan.prompt_len_p95"), "prompt_p95", prompt, 1, 10_000_000)
     answer = number(t("plan.answer_len"), "answer", 300, 1, 10_000_000)
-    answer_p95 = number(t("plan.answer_len_p95"), "answer_p95", 300, 1, 10_000_000)
+    answer_p95 = following(t("plan.answer_len_p95"), "answer_p95", answer, 1, 10_000_000)
     shared_prefix = number(
         t("plan.shared_prefix"), "shared_prefix", 0, 0, 10_000_000, help=t("plan.shared_prefix_help")
     )
@@ -64,7 +79,7 @@ with right:
     ttft_ms = number(t("plan.ttft_slo"), "ttft_ms", 1000.0, 0.0, 3_600_000.0)
     user_rate = number(t("plan.user_rate"), "user_rate", 20.0, 0.0, 100_000.0)
     catalog_price = dep.gpu.price_per_hour or 0.0
-    price = number(
+    price = following(  # the GPU's catalog price, until the user sets one
         t("plan.price"),
         "price",
         float(catalog_price),
@@ -72,6 +87,14 @@ with right:
         1_000_000.0,
         help=t("plan.price_help", source=dep.gpu.price_provider or t("plan.no_price")),
     )
+# an input set by the user no longer follows the GPU or the typical length: say so, with a way back
+show_set(
+    [PREFIX + name for name in FOLLOWING],
+    lambda key: t(
+        {"plan_price": "plan.price", "plan_prompt_p95": "plan.prompt_len_p95"}.get(key, "plan.answer_len_p95")
+    ),
+    lambda key, value: "—" if value is None else (f"${value:,.2f}" if key == "plan_price" else f"{value:,}"),
+)
 
 try:
     req = Requirement(
@@ -100,44 +123,25 @@ if max_model_len_is_auto():  # the same rule as check: sized to the P95 request
 
 bundle = plan_bundle(dep, req)
 plan = bundle.plan
-show = {"feasible": st.success, "marginal": st.warning, "not_feasible": st.error}[plan.verdict]
-show(verdict_sentence(plan, lang()))
+status = {"feasible": "ok", "marginal": "marginal", "not_feasible": "failed"}[plan.verdict]
+show_answer(answer_box, plan_answer(plan, bundle.fixes, lang()), status, "plan_answer")
+with answer_box:
+    applied_note(plan)
 st.markdown(t("plan.in_flight_line", in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight))
 st.caption(t("plan.in_flight_explain"))
-state = plan.state
-st.caption(
-    t(
-        "plan.steady",
-        ttft=fmt.duration(state.ttft_s),
-        tpot=fmt.duration(state.tpot_s),
-        e2e=fmt.duration(state.e2e_s),
-        rate=fmt.rate(state.request_rate * req.answer_len),
-    )
-)
+if queue := queue_sentence(plan, lang()):  # the engine is full: the wait for a slot, or no steady state
+    (st.error if plan.unbounded else st.warning)(queue)
+st.markdown(f"**{operating_point(plan, lang())}**")
 
 explain_plan(plan)
 
-st.subheader(t("plan.checks"))
-checks = pd.DataFrame(
-    {
-        t("plan.check"): [t(f"check.{c.name}") for c in plan.checks],
-        t("plan.status"): [t(f"status.{c.status}") for c in plan.checks],
-        t("plan.ratio"): [min(c.ratio, 9.99) for c in plan.checks],
-        "": [headroom_line(c, lang()) for c in plan.checks],
-    }
-)
-st.dataframe(
-    checks,
-    hide_index=True,
-    width="stretch",
-    key="plan_checks",
-    column_config={t("plan.ratio"): st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1.5)},
-)
-st.caption(t("plan.bar_legend"))
+checks_table(plan)
 
 if plan.verdict != "feasible":
     st.subheader(t("plan.fixes_title"))
     if bundle.fixes:
+        # the quality caveat next to the fix (it was off-screen at 1440 px); under the table any fix
+        # shows its before and after, and applies it (ui/apply_fix.py)
         st.dataframe(
             pd.DataFrame(
                 {
@@ -145,17 +149,18 @@ if plan.verdict != "feasible":
                     t("plan.status"): [
                         t(f"status.{'ok' if f.plan.verdict == 'feasible' else 'marginal'}") for f in bundle.fixes
                     ],
-                    t("plan.fix_group"): [t(f"plan.fix_group_{f.group}").rstrip(":：") for f in bundle.fixes],
-                    t("plan.gpu_count"): [f.num_gpus for f in bundle.fixes],
                     "USD/h": [price_text(f.cost_per_hour, lang()) for f in bundle.fixes],
-                    "": [headroom_line(f.plan.binding, lang()) for f in bundle.fixes],
                     "⚠": [notice_text(f.caveat) if f.caveat else "" for f in bundle.fixes],
+                    t("plan.gpu_count"): [f.num_gpus for f in bundle.fixes],
+                    t("plan.fix_group"): [t(f"plan.fix_group_{f.group}").rstrip(":：") for f in bundle.fixes],
+                    "": [headroom_line(f.plan.binding, lang()) for f in bundle.fixes],
                 }
             ),
             hide_index=True,
             width="stretch",
             key="plan_fixes",
         )
+        fix_chooser(plan, bundle.fixes)
         if any(f.cost_per_hour is None for f in bundle.fixes):
             st.caption(t("plan.price_missing_caption"))
     else:
@@ -200,6 +205,8 @@ if money is not None:
     cols[0].metric(t("plan.per_hour"), f"${money.per_hour:,.2f}")
     cols[1].metric(t("search.per_million"), f"${money.per_million_output_tokens:,.3f}")
     cols[2].metric(t("plan.per_user_month"), f"${money.per_user_month:,.2f}" if money.per_user_month else "—")
+    if not money.achievable:
+        st.warning(t("plan.cost_not_achievable_short", share=f"{money.delivered_share:.0%}"))
 
 searched = best_deployment_section(dep, req)
 
@@ -228,4 +235,4 @@ reports = {
     "csv": ("plan.download_csv", lambda: csv_report(data), "text/csv"),
 }
 for col, (ext, (label, build, mime)) in zip(st.columns(len(reports)), reports.items(), strict=True):
-    col.download_button(t(label), build, file_name=f"llm-plan.{ext}", mime=mime, key=f"download_{ext}")
+    download_button(col, t(label), build, file_name=f"llm-plan.{ext}", mime=mime, key=f"download_{ext}")

@@ -292,13 +292,15 @@ def test_plan_form_gives_a_verdict(open_page):
 
     page = open_page("plan")
     verdict = page.get_by_test_id("stAlertContentError").first
-    expect(verdict).to_contain_text("Not feasible: TPOT binds", timeout=30_000)
+    expect(verdict).to_contain_text("Not feasible: TTFT (P95 prompt) binds", timeout=30_000)  # a full engine queues
     users = page.get_by_label("Concurrent users")
     users.fill("5")
     users.press("Enter")
     expect(page.get_by_test_id("stAlertContentSuccess").first).to_contain_text("Feasible")
     expect(page).to_have_url(re.compile(r"plan_users=5"))
-    expect(page.get_by_test_id("stCode").first).to_contain_text("vllm serve meta-llama/Llama-3.1-8B")
+    expect(page.get_by_test_id("stCode").filter(has_text="vllm serve")).to_contain_text(
+        "vllm serve meta-llama/Llama-3.1-8B"
+    )
     # the report is built on the click and its link restores this view, the moved input included
     with page.expect_download(timeout=30_000) as download:
         page.get_by_role("button", name="Download report (Markdown)").click()
