@@ -9,12 +9,13 @@ dashboard uses it for every string it shows. A test checks both languages have e
 from __future__ import annotations
 
 import functools
+import string
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.spec import units
-from core.spec.catalog import DATA_DIR
+from core.spec import DATA_DIR, units
 
 MESSAGES_PATH = DATA_DIR / "messages.toml"
 MESSAGES_DIR = DATA_DIR / "messages"
@@ -42,10 +43,40 @@ def load_messages() -> dict[str, dict[str, str]]:
     return flat
 
 
+class _Formatter(string.Formatter):
+    """``str.format`` plus one form for counted words: ``{n:GPU|GPUs}`` is the word for one when
+    ``n`` is 1, else the other (English needs it; Chinese templates write the count alone)."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if "|" in format_spec:
+            one, other = format_spec.split("|", 1)
+            return one if _is_one(value) else other
+        return super().format_field(value, format_spec)
+
+
+def _is_one(value: Any) -> bool:
+    try:
+        return float(str(value).replace(",", "")) == 1
+    except ValueError:
+        return False
+
+
+_FORMATTER = _Formatter()
+
+
 def message(key: str, lang: str = "en", **params: Any) -> str:
-    """The template for ``key`` in ``lang`` (English when missing), filled with ``params``."""
+    """The template for ``key`` in ``lang`` (English when missing), filled with ``params``; a field
+    written ``{n:replica|replicas}`` gives the word for ``n`` (see :class:`_Formatter`)."""
     entry = load_messages()[key]
-    return entry.get(lang, entry["en"]).format(**params)
+    template = entry.get(lang, entry["en"])
+    return _FORMATTER.format(template, **params) if "|" in template else template.format(**params)
+
+
+def alternatives(items: Sequence[str], lang: str = "en") -> str:
+    """Choices in a sentence: "a, b or c" ("a、b 或 c")."""
+    if len(items) < 2:
+        return "".join(items)
+    return message("names.separator", lang).join(items[:-1]) + message("names.or", lang) + items[-1]
 
 
 @dataclass(frozen=True)
@@ -72,10 +103,10 @@ def gib_text(value: float) -> str:
 
 
 def duration(seconds: float) -> str:
-    """ms below 10 s, seconds above."""
-    if seconds < 10:
+    """ms below 1 s, seconds from 1 s, to three figures: 45.6 ms, 404 ms, 1.25 s, 58.3 s."""
+    if seconds < 1:
         return f"{seconds / units.MS:,.1f} ms" if seconds < 0.1 else f"{seconds / units.MS:,.0f} ms"
-    return f"{seconds:,.1f} s"
+    return f"{seconds:,.2f} s" if seconds < 10 else f"{seconds:,.1f} s"
 
 
 def gib(value: float, digits: int = 2) -> str:

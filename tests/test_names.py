@@ -7,7 +7,8 @@ import json
 import pytest
 
 from core.spec.catalog import resolve
-from core.spec.names import find_models, match_model, parse_name
+from core.spec.names import closest_models, find_models, match_model, parse_name
+from core.spec.suggestions import UnknownName
 
 # the ids users type most, each an instruct tune, dated release or quantized upload of a catalog architecture
 TYPED = [
@@ -73,7 +74,7 @@ def test_loose_words_find_the_closest_models_and_ambiguity_is_said(catalog):
 
 def test_parse_name_sets_aside_tunes_and_quantization():
     parsed = parse_name("Qwen/Qwen2.5-72B-Instruct-GPTQ-Int8")
-    assert parsed.tokens == ("qwen2.5", "72b")
+    assert parsed.tokens == ("qwen", "2.5", "72b")  # the family's letters apart from its version
     assert parsed.tune == ("instruct",)
     assert parsed.quantization == ("gptq", "int8")
     assert parsed.weight_dtype == "int8"  # the bit width beside the method wins
@@ -114,3 +115,110 @@ def test_reasoning_tunes_and_previews_resolve_to_their_architecture(catalog):
     assert resolve("Qwen/Qwen3-Next-80B-A3B-Instruct", catalog).model.id == "qwen3-next-80b-a3b"
     assert resolve("deepseek-ai/DeepSeek-V3.2-Exp", catalog).model.id == "deepseek-v3.2"
     assert resolve("Qwen/Qwen3-30B-A3B-Thinking-2507", catalog).model.id == "qwen3-30b-a3b"
+
+
+# Ollama's family:tag names and the spellings people type (issue 28, item 9): each resolves to the
+# architecture, or is only a suggestion (a typo, a size without its "b"), never a silent match
+OLLAMA = [
+    ("llama3.1:8b", "llama-3.1-8b"),
+    ("llama3.1-8b", "llama-3.1-8b"),
+    ("llama3.1:8b-instruct-fp16", "llama-3.1-8b"),
+    ("llama3.2:1b", "llama-3.2-1b"),
+    ("llama3.1:70b-instruct", "llama-3.1-70b"),
+    ("qwen-3-32b", "qwen3-32b"),
+    ("qwen3:32b", "qwen3-32b"),
+    ("qwen3:30b-a3b", "qwen3-30b-a3b"),
+    ("qwen2.5:7b", "qwen2.5-7b"),
+    ("gemma3:27b", "gemma-3-27b"),
+    ("gemma2:9b", "gemma-2-9b"),
+    ("phi4", "phi-4"),
+    ("phi3:mini", "phi-3-mini"),
+    ("gpt-oss:20b", "gpt-oss-20b"),
+    ("mixtral:8x7b", "mixtral-8x7b"),
+    ("llama3.1:8b-text", "llama-3.1-8b"),
+]
+
+
+@pytest.mark.parametrize(("typed", "architecture"), OLLAMA)
+def test_ollama_names_resolve_to_their_architecture(catalog, typed, architecture):
+    match = resolve(typed, catalog)
+    assert match.model.id == architecture
+    assert match.how == "derived"
+    assert match.served_name == catalog.model(architecture).hf_id  # no repo typed: the catalog's
+
+
+def test_ollama_fp16_tag_states_the_weights():
+    assert parse_name("llama3.1:8b-instruct-fp16").weight_dtype == "fp16"
+    assert parse_name("llama3.1:8b").weight_dtype is None
+
+
+SUGGESTED = [
+    # typed, the ids offered in this order (a typo, a missing size letter, a tag we do not read)
+    ("lama-3.1-8b", ["llama-3.1-8b", "llama-3-8b", "llama-3.1-70b"]),
+    ("lama3.1:8b", ["llama-3.1-8b", "llama-3-8b", "llama-3.1-70b"]),
+    ("qwen3-32", ["qwen3-32b", "qwen3-vl-32b", "qwen3-4b"]),
+    ("llama3.1:8b-instruct-q4_K_M", ["llama-3.1-8b", "llama-3-8b", "llama-3.1-70b"]),
+    ("gpt-os-20b", ["gpt-oss-20b", "gpt-oss-120b"]),
+    ("deepsek-v3", ["deepseek-v3", "deepseek-v3.1", "deepseek-v3.2"]),
+]
+
+
+@pytest.mark.parametrize(("typed", "offered"), SUGGESTED)
+def test_a_misspelt_name_is_never_resolved_only_suggested(catalog, typed, offered):
+    assert match_model(typed, catalog.models) is None
+    with pytest.raises(UnknownName) as caught:
+        resolve(typed, catalog)
+    err = caught.value
+    assert not err.ambiguous and list(err.ids) == offered
+    assert str(err).startswith(f"unknown model '{typed}'; did you mean {offered[0]}")
+    assert "\n" not in str(err) and "lists all 75" in str(err)
+
+
+AMBIGUOUS = [
+    ("llama3.1", ["llama-3.1-405b", "llama-3.1-70b", "llama-3.1-8b"], 0),
+    ("mistral:7b", ["mistral-7b-v0.1", "mistral-7b-v0.2", "mistral-7b-v0.3"], 0),
+    ("qwen3", ["qwen3-0.6b", "qwen3-1.7b", "qwen3-14b"], 13),
+]
+
+
+@pytest.mark.parametrize(("typed", "offered", "more"), AMBIGUOUS)
+def test_a_name_several_models_fit_lists_three_and_counts_the_rest(catalog, typed, offered, more):
+    with pytest.raises(UnknownName) as caught:
+        resolve(typed, catalog)
+    err = caught.value
+    assert err.ambiguous and list(err.ids) == offered and err.more == more
+    assert f"could be any of: {offered[0]} (" in str(err)
+    assert (f"and {more} more" in str(err)) == bool(more)
+
+
+def test_nothing_alike_offers_nothing(catalog):
+    assert closest_models("acme/Nonexistent-9000B", catalog.models) == []
+    with pytest.raises(UnknownName, match="not a catalog id, name or Hugging Face id") as caught:
+        resolve("acme/Nonexistent-9000B", catalog)
+    assert caught.value.ids == ()
+
+
+def test_the_model_line_and_the_message_follow_the_language(catalog):
+    match = resolve("llama3.1:8b", catalog)
+    assert match.describe("bf16") == "llama3.1:8b -> Llama-3.1-8B architecture, bf16"
+    assert match.describe("bf16", "zh") == "llama3.1:8b -> Llama-3.1-8B 架构，bf16"
+    with pytest.raises(UnknownName) as caught:
+        resolve("lama-3.1-8b", catalog)
+    assert caught.value.text("zh").startswith(
+        "未知模型“lama-3.1-8b”；您是不是要找 llama-3.1-8b、llama-3-8b 或 llama-3.1-70b？"
+    )
+
+
+@pytest.mark.parametrize("command", ["estimate", "check", "simulate", "search"])
+def test_every_cli_command_resolves_ollama_names_and_names_the_closest_on_a_typo(cli, command):
+    load = {"estimate": [], "check": ["--users", "5"], "simulate": ["--users", "5", "--num-requests", "20"]}
+    gpu = ["--gpus", "l4"] if command == "search" else ["--gpu", "l4"]
+    code, out, err = cli(command, "--model", "lama3.1:8b", *gpu, *load.get(command, ["--users", "5"]))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("error: unknown model 'lama3.1:8b'; did you mean llama-3.1-8b, llama-3-8b or llama-3.1-70b?")
+    if command == "search":
+        return  # resolving is shared; searching every layout is slow
+    code, out, err = cli(command, "--model", "llama3.1:8b", *gpu, *load.get(command, []))
+    assert code == 0, err
+    assert out.splitlines()[0] == "model: llama3.1:8b -> Llama-3.1-8B architecture, bf16"

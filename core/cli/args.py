@@ -15,12 +15,14 @@ from core.levers.settings import (
     Speculative,
 )
 from core.levers.speculative import ACCEPTANCE_RANGES
+from core.messages import message
 from core.spec import units
-from core.spec.catalog import Catalog, resolve, resolve_model
+from core.spec.catalog import Catalog, resolve, resolve_gpu, resolve_model
 from core.spec.cluster import DEFAULT_INTER_NODE, GPUS_PER_NODE, INTER_NODE_LINKS
 from core.spec.deployment import Deployment
 from core.spec.engine import EngineConfig, Parallelism
 from core.spec.engine_defaults import sized_max_model_len
+from core.spec.gpu import GpuSpec
 from core.spec.names import ModelMatch
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
 from core.spec.release import CURRENT, ENGINES, Release, parse_release
@@ -31,13 +33,17 @@ class UsageError(Exception):
     """A bad argument: reported in one line, exit status 2."""
 
 
+MODEL_HELP = (
+    "catalog id, Hugging Face id (an instruct, dated or quantized upload too), Ollama-style name "
+    "(llama3.1:8b) or path to config.json"
+)
 DP_NOT_MODELLED = ("simulate",)
 """Commands that do not yet split requests over data-parallel ranks (the simulator runs one engine)."""
 
 
 def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default: str) -> None:
-    parser.add_argument("--model", required=True, help="catalog id, Hugging Face id or path to config.json")
-    parser.add_argument("--gpu", required=True, help="catalog GPU id (see `list gpus`)")
+    parser.add_argument("--model", required=True, help=MODEL_HELP)
+    parser.add_argument("--gpu", required=True, help="catalog GPU id or a name as people type it: h100, rtx4090, a10g")
     parser.add_argument("--num-gpus", type=int, help="GPUs of the replica (default tp x pp x dp)")
     parser.add_argument("--tp", type=int, help="tensor-parallel degree per rank (default num-gpus / (pp x dp))")
     parser.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
@@ -180,10 +186,7 @@ def deployment_from_args(
         raise UsageError(f"--dp: {problem}")
     if parallel.dp > 1 and getattr(args, "command", "estimate") in DP_NOT_MODELLED:
         raise UsageError(f"--dp: {args.command} does not split requests over data-parallel ranks: use estimate, search")
-    try:
-        gpu = catalog.gpu(args.gpu)
-    except KeyError:
-        raise UsageError(f"unknown GPU {args.gpu!r}; known: {', '.join(g.id for g in catalog.gpus)}") from None
+    gpu = resolve_gpu(args.gpu, catalog)
     weights = weight_precision(args.weight_dtype or model.native_dtype)
     deployment = Deployment(
         model=model,
@@ -203,3 +206,14 @@ def deployment_from_args(
         inter_node=args.inter_node,
     )
     return deployment, match
+
+
+def heading(args: argparse.Namespace, match: ModelMatch, weights: str, gpu: GpuSpec | None = None) -> str:
+    """The answer's first lines: what ``--model`` resolved to, and what ``--gpu`` did when it was a
+    name read by :mod:`core.spec.gpu_names` rather than the catalog's id or name."""
+    lang = getattr(args, "lang", "en")
+    lines = [message("names.model_line", lang, summary=match.describe(weights, lang))]
+    typed = (getattr(args, "gpu", None) or "").strip()
+    if gpu is not None and typed.lower() not in (gpu.id.lower(), gpu.name.lower()):
+        lines.append(message("names.gpu_line", lang, typed=typed, name=gpu.name, id=gpu.id))
+    return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ import argparse
 import dataclasses
 import json
 
-from core.cli.args import UsageError, deployment_from_args
+from core.cli.args import UsageError, deployment_from_args, heading
 from core.planning.check import check
 from core.planning.cost import cost
 from core.planning.fixes import fixes
@@ -98,4 +98,4 @@ def run_check(args: argparse.Namespace) -> str:
     data["model_match"] = match.as_dict(dep.weights.name)
     if args.json:
         return json.dumps(data, indent=2, ensure_ascii=False)
-    return f"model: {data['model_match']['summary']}\n" + format_plan(data, plan, found, args.lang)
+    return heading(args, match, dep.weights.name, dep.gpu) + format_plan(data, plan, found, args.lang)

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from core.cli.args import UsageError, deployment_arguments, deployment_from_args
+from core.cli.args import UsageError, deployment_arguments, deployment_from_args, heading
 from core.cli.check import add_requirement_arguments, run_check
 from core.cli.search import add_search_arguments, run_search
 from core.cli.simulate import add_simulate_arguments, run_simulate
@@ -79,7 +79,11 @@ def _estimate(args: argparse.Namespace) -> str:
     if args.json:
         data = estimate_to_dict(effects.result) | {"model_match": model_match, "levers": whatif_to_dict(effects)}
         return json.dumps(data, indent=2)
-    return f"model: {model_match['summary']}\n" + format_estimate(effects.result) + format_whatif(effects)
+    return (
+        heading(args, match, deployment.weights.name, deployment.gpu)
+        + format_estimate(effects.result)
+        + format_whatif(effects)
+    )
 
 
 def _list(args: argparse.Namespace) -> str:

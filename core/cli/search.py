@@ -8,26 +8,30 @@ from __future__ import annotations
 import argparse
 import json
 
-from core.cli.args import UsageError, release_from_args
+from core.cli.args import MODEL_HELP, UsageError, heading, release_from_args
 from core.cli.check import add_requirement_arguments, requirement_from_args
-from core.messages import message
+from core.messages import duration, message
 from core.planning.pareto import search_to_dict
 from core.planning.search import MODES, SearchSpace, search
-from core.spec.catalog import load_catalog, resolve
+from core.spec import units
+from core.spec.catalog import load_catalog, resolve, resolve_gpu
 from core.spec.cluster import INTER_NODE_LINKS
 from core.spec.deployment import Deployment
 from core.spec.engine import EngineConfig
 from core.spec.precision import WEIGHT_PRECISIONS, kv_precision
 from core.spec.release import ENGINES
+from core.spec.suggestions import UnknownName
 
 FRONT_SHOWN = 12  # front points printed in the text answer; the JSON has them all
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="catalog id, Hugging Face id or path to config.json")
+    parser.add_argument("--model", required=True, help=MODEL_HELP)
     parser.add_argument("--engine", default="vllm", help=f"serving engine: {', '.join(ENGINES)} (default vllm)")
     parser.add_argument("--engine-version", help="its release (default: the newest the rules were read against)")
-    parser.add_argument("--gpus", help="comma-separated catalog GPU ids to search (default: every catalog GPU)")
+    parser.add_argument(
+        "--gpus", help="comma-separated catalog GPU ids or names (h100, 4090) to search (default: every catalog GPU)"
+    )
     parser.add_argument("--tp-options", default="1,2,4,8", help="tensor-parallel degrees (default 1,2,4,8)")
     parser.add_argument("--pp-options", default="1,2", help="pipeline-parallel degrees (default 1,2)")
     parser.add_argument(
@@ -79,10 +83,11 @@ def _batched_tokens(text: str) -> int | None:
 
 
 def space_from_args(args: argparse.Namespace, catalog) -> SearchSpace:
-    gpus = _list(args.gpus, "--gpus") if args.gpus else ()
-    known = {g.id for g in catalog.gpus}
-    if unknown := [g for g in gpus if g not in known]:
-        raise UsageError(f"--gpus: unknown GPU {unknown[0]!r}; see `python -m core list gpus`")
+    try:
+        named = _list(args.gpus, "--gpus") if args.gpus else ()
+        gpus = tuple(dict.fromkeys(resolve_gpu(g, catalog).id for g in named))  # h100,h100-sxm: one GPU
+    except UnknownName as err:
+        raise UsageError(f"--gpus: {err}") from None
     weights = _list(args.weight_dtypes, "--weight-dtypes")
     if bad := [w for w in weights if w not in WEIGHT_PRECISIONS]:
         raise UsageError(f"--weight-dtypes: unknown format {bad[0]!r}; one of {', '.join(WEIGHT_PRECISIONS)}")
@@ -129,7 +134,7 @@ def run_search(args: argparse.Namespace) -> str:
     data["model_match"] = match.as_dict(weights.name)
     if args.json:
         return json.dumps(data, indent=2, ensure_ascii=False)
-    return format_search(data, args.lang)
+    return heading(args, match, weights.name) + format_search(data, args.lang)
 
 
 def _point(p: dict, lang: str) -> str:
@@ -144,14 +149,13 @@ def _point(p: dict, lang: str) -> str:
     chunk = "" if p["batched_tokens_default"] else f", {p['max_num_batched_tokens']} batched tokens"
     return (
         f"{p['gpu']} x{p['num_gpus']} ({split}, {layout}, {p['weight_dtype']}/{p['kv_dtype']}{chunk}): "
-        f"{cost}, {per_million}, TTFT {p['ttft_ms']:,.0f} ms, TPOT {p['tpot_ms']:,.1f} ms"
+        f"{cost}, {per_million}, TTFT {duration(p['ttft_ms'] * units.MS)}, TPOT {duration(p['tpot_ms'] * units.MS)}"
         + ("" if p["meets_slo"] else f" [{message('search.misses_slo', lang)}]")
     )
 
 
 def format_search(data: dict, lang: str = "en") -> str:
     lines = [
-        f"model: {data['model_match']['summary']}",
         message(
             "search.summary",
             lang,

@@ -7,7 +7,8 @@ import json
 import time
 from pathlib import Path
 
-from core.cli.args import UsageError, deployment_from_args
+from core.cli.args import UsageError, deployment_from_args, heading
+from core.messages import duration
 from core.serving.load_sweep import summarize
 from core.serving.simulate import simulate
 from core.serving.traffic import LENGTH_DISTRIBUTIONS, Lengths, Traffic, longest_request, read_lengths_csv
@@ -72,14 +73,11 @@ def run_simulate(args: argparse.Namespace) -> str:
     }
     if args.json:
         return json.dumps(data, indent=2)
-    lines = [f"model: {data['model_match']['summary']}"]
+    lines = [heading(args, match, dep.weights.name, dep.gpu).rstrip("\n")]
     lines += [f"{args.num_requests} requests in {data['duration_s']:,.1f} s simulated ({elapsed:.2f} s to compute)"]
-    for name in ("ttft", "tpot", "itl", "e2e"):
-        v = data[f"{name}_ms"]
-        lines.append(
-            f"  {name.upper():5} mean {v['mean']:>10,.1f}  p50 {v['p50']:>10,.1f}  p90 {v['p90']:>10,.1f}  "
-            f"p99 {v['p99']:>10,.1f} ms"
-        )
+    for name, values in stats.items():
+        cells = "  ".join(f"{stat} {duration(values[stat]):>9}" for stat in ("mean", "p50", "p90", "p99"))
+        lines.append(f"  {name.upper():5} {cells}")
     goodput = "goodput: no SLO set" if data["goodput"] is None else f"goodput {data['goodput']:.1%}"
     lines.append(
         f"  {data['output_tokens_per_s']:,.0f} output tokens/s, {data['request_throughput_per_s']:.3f} "

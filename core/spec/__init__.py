@@ -5,6 +5,11 @@ Everything here is a frozen dataclass validated at creation (or a loader that re
 nothing here computes memory or time.
 """
 
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+"""The built-in catalogs and the message catalog (here, so core.messages needs no module that uses it)."""
+
 __all__ = [
     "catalog",  # Catalog, load_catalog, resolve_model: data/models and data/gpus as typed specs
     "changes",  # the single changes advice, fixes and sensitivity try
@@ -13,17 +18,19 @@ __all__ = [
     "engine",  # Parallelism, Efficiency, EngineConfig, the tensor-parallel split rule
     "engine_defaults",  # each engine's default flags by release (memory fraction, batch limits, block size)
     "gpu",  # GpuSpec
+    "gpu_names",  # GPU names as people type them (h100, rtx4090, H100 80GB): find_gpus, match_gpu
     "hf_config",  # config.json -> ModelSpec
     "hub",  # a repo's config.json from the Hugging Face Hub (HF_TOKEN, HF_ENDPOINT, offline path)
     "json_fields",  # untrusted JSON read into typed fields (ValueErrors name the field); pack/unpack for URLs
     "mixers",  # per-layer kinds (attention, Gated DeltaNet, Mamba2, FFN-only) and their state shapes
     "model",  # ModelSpec, MoeSpec, MlaSpec, IndexerSpec
-    "names",  # model names as people type them: ModelMatch, find_models, match_model
+    "names",  # model names as people type them (Ollama's too): ModelMatch, find_models, match_model
     "params",  # parameter counts by group
     "precision",  # Precision, WEIGHT_PRECISIONS, KV_PRECISIONS
     "quantization",  # quantization_config -> the weight format a checkpoint stores
     "release",  # Release, parse_release: the engine and release the rules are for
     "scenario_codec",  # a scenario as a short dict by catalog ids, and a list of them as one URL token
+    "suggestions",  # what an unresolved name may have meant: closest by edit distance, UnknownName
     "support",  # what vLLM runs on which GPU: minimum capabilities, weight-only kernels, bf16 -> fp16
     "units",  # GB vs GiB, TERA, MS, US
 ]

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.spec import units
+from core.spec import DATA_DIR, units
 from core.spec.gpu import GpuSpec
+from core.spec.gpu_names import match_gpu
 from core.spec.hf_config import model_from_config, read_config
 from core.spec.hub import HubError, fetch_model, looks_like_repo_id
 from core.spec.model import ModelSpec
-from core.spec.names import ModelMatch, find_models, pick_match
-
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+from core.spec.names import ModelMatch, closest_models, find_models, pick_match, unknown_model
 
 
 class CatalogError(ValueError):
@@ -42,6 +41,8 @@ class Catalog:
         raise KeyError(ref)
 
     def gpu(self, ref: str) -> GpuSpec:
+        """A catalog GPU by exactly its id or name, case-insensitively (see :func:`resolve_gpu` for
+        names as people type them)."""
         key = ref.strip().lower()
         for gpu in self.gpus:
             if key in (gpu.id.lower(), gpu.name.lower()):
@@ -148,7 +149,8 @@ def resolve(ref: str, catalog: Catalog, *, online: bool = False) -> ModelMatch:
     """What ``ref`` names: a catalog model by id, name or Hugging Face id (case-insensitive), a repo
     derived from one (an instruct tune, a dated release, a quantized upload: :mod:`core.spec.names`),
     or a path to a config.json; with ``online``, any other repo id's config.json from the Hub
-    (:mod:`core.spec.hub`). Raises ValueError saying what was tried and what it may have meant."""
+    (:mod:`core.spec.hub`). Raises :class:`core.spec.suggestions.UnknownName` (a ValueError) with the
+    models it could mean or the closest ones; never takes a merely similar name."""
     found, how = find_models(ref, catalog.models)
     if how == "id":
         return ModelMatch(typed=ref, model=found[0], how=how)
@@ -159,21 +161,23 @@ def resolve(ref: str, catalog: Catalog, *, online: bool = False) -> ModelMatch:
     match = pick_match(ref, found, how)
     if match is not None:
         return match
-    if found:
-        options = ", ".join(f"{m.id} ({m.hf_id})" for m in found[:5])
-        raise ValueError(f"model {ref!r} could be any of: {options}; name one of them")
-    if online and looks_like_repo_id(ref):
-        try:
-            return ModelMatch(typed=ref, model=fetch_model(ref), how="hub")
-        except HubError as err:
-            raise ValueError(f"model {ref!r} is not in the catalog and {err}") from None
-    known = ", ".join(m.id for m in catalog.models)
-    raise ValueError(
-        f"unknown model {ref!r}: not a catalog id, name or Hugging Face id, a repo derived from one, "
-        f"or a config.json path (known: {known})"
-    )
+    if found or not (online and looks_like_repo_id(ref)):
+        raise unknown_model(ref, catalog.models)
+    try:
+        return ModelMatch(typed=ref, model=fetch_model(ref), how="hub")
+    except HubError as err:
+        near = ", ".join(m.id for m in closest_models(ref, catalog.models))
+        hint = f" (closest in the catalog: {near})" if near else ""
+        raise ValueError(f"model {ref!r} is not in the catalog{hint} and {err}") from None
 
 
 def resolve_model(ref: str, catalog: Catalog) -> ModelSpec:
     """The model ``ref`` names (:func:`resolve`)."""
     return resolve(ref, catalog).model
+
+
+def resolve_gpu(ref: str, catalog: Catalog) -> GpuSpec:
+    """The catalog GPU ``ref`` names: its id or name, or a name as people type it (``h100``,
+    ``rtx4090``: :mod:`core.spec.gpu_names`). Raises :class:`core.spec.suggestions.UnknownName` (a
+    ValueError) with the GPUs it could mean or the closest ones."""
+    return match_gpu(ref, catalog.gpus)

@@ -2,26 +2,35 @@
 derived from them (instruct and chat tunes, dated releases, quantized uploads).
 
 A name is cut into lower-case tokens (``meta-llama/Llama-3.1-8B-Instruct`` -> llama, 3.1, 8b,
-instruct; the organisation is dropped). Tokens that name a tune (instruct, chat, it, thinking, ...) or a
-quantization (fp8, awq, gptq-int4, bnb-4bit, mxfp4, nvfp4, w4a16, w8a8, ...) leave the
-architecture unchanged and are set aside, the quantization giving the weight format. What is left
-is matched against every catalog model's keys (its id, display name and HF id, cut the same way),
-first exactly, then without a release date (``-2507``, ``-0324``) or a version (``-v0.1``), then
-as a subset of a model's tokens ("llama 8b instruct"), the closest first.
+instruct; the organisation is dropped). Ollama's ``family:tag`` names cut the same way: the colon is
+a separator and a family's letters are split from its version (``llama3.1:8b`` -> llama, 3.1, 8b;
+``qwen3-32b`` and ``qwen-3-32b`` are one name). Tokens that name a tune (instruct, chat, it,
+thinking, latest, ...) or a weight format (fp8, awq, gptq-int4, bnb-4bit, mxfp4, nvfp4, w4a16, w8a8,
+fp16, ...) leave the architecture unchanged and are set aside, the format giving the weights. What
+is left is matched against every catalog model's keys (its id, display name and HF id, cut the same
+way), first exactly, then without a release date (``-2507``, ``-0324``) or a version (``-v0.1``),
+then as a subset of a model's tokens ("llama 8b instruct"), the closest first.
+
+A name that matches none of these is never resolved by likeness: :func:`closest_models` only
+suggests the catalog models whose keys are nearest by edit distance (``lama-3.1-8b`` ->
+llama-3.1-8b), and :func:`unknown_model` says so in one line (:mod:`core.spec.suggestions`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from core.messages import message
 from core.spec.model import ModelSpec
+from core.spec.suggestions import SUGGESTIONS, UnknownName, closest
 
-TUNE_TOKENS = frozenset({"instruct", "chat", "it", "base", "hf", "sft", "rl", "thinking", "exp"})
+TUNE_TOKENS = frozenset({"instruct", "chat", "it", "base", "hf", "sft", "rl", "thinking", "exp", "latest", "text"})
 """Fine-tunes and packaging that keep the architecture (weights differ, shapes do not): Qwen's
-``-Thinking`` reasoning tunes, DeepSeek's ``-Exp`` preview of V3.2 (the same config as V3.2)."""
+``-Thinking`` reasoning tunes, DeepSeek's ``-Exp`` preview of V3.2 (the same config as V3.2),
+Ollama's ``:latest`` and ``-text`` (base) tags."""
 ORG_TOKENS = frozenset({"meta"})
 """Leading tokens some repos add to the name (``Meta-Llama-3-8B``)."""
 QUANT_TOKENS: dict[str, str | None] = {
@@ -44,12 +53,18 @@ QUANT_TOKENS: dict[str, str | None] = {
     "nvfp4": "nvfp4",
     "fp4": "nvfp4",
     "quantized": None,
+    "fp16": "fp16",
+    "bf16": "bf16",
 }
-"""Quantized uploads. A bit width named beside a method wins (``GPTQ-Int8`` is 8-bit)."""
+"""Weight formats a name states: quantized uploads, and Ollama's ``-fp16`` tag. A bit width named
+beside a method wins (``GPTQ-Int8`` is 8-bit)."""
 BIT_TOKENS = ("int8", "8bit", "w8a8", "w8a16", "int4", "4bit", "w4a16")
 DATE = re.compile(r"^\d{4}$")  # -2507, -0324, -0528: a dated release of the same architecture
 VERSION = re.compile(r"^v\d+(\.\d+)*$")  # -v0.1, -v0.3
-SEPARATORS = re.compile(r"[\s_\-]+")
+SEPARATORS = re.compile(r"[\s_\-:]+")
+GLUED = re.compile(r"^([a-z]{2,})(\d.*)$")
+"""A family glued to its version (qwen3, llama3.1, phi4): split so it reads as qwen 3. One letter
+before digits stays whole: it is part of the name (v3, r1, k2, a3b, m2.5)."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +81,7 @@ def parse_name(name: str) -> Parsed:
     """Cut ``name`` into architecture tokens, tune tokens, quantization tokens and the weight format."""
     base = name.strip().lower().rstrip("/").rsplit("/", 1)[-1]
     base = base.replace("quantized.", "quantized-")
-    tokens = [t for t in SEPARATORS.split(base) if t]
+    tokens = [part for t in SEPARATORS.split(base) if t for part in _unglued(t)]
     while tokens and tokens[0] in ORG_TOKENS and len(tokens) > 1:
         tokens = tokens[1:]
     keep = [t for t in tokens if t not in TUNE_TOKENS and t not in QUANT_TOKENS]
@@ -77,6 +92,14 @@ def parse_name(name: str) -> Parsed:
         quantization=tuple(quant),
         weight_dtype=_weight_dtype(quant),
     )
+
+
+def _unglued(token: str) -> tuple[str, ...]:
+    """``qwen3`` -> (qwen, 3); tune and format tokens (fp8, int4, mxfp4) stay whole."""
+    glued = GLUED.match(token)
+    if glued is None or token in TUNE_TOKENS or token in QUANT_TOKENS:
+        return (token,)
+    return glued.groups()
 
 
 def _weight_dtype(quant: list[str]) -> str | None:
@@ -113,12 +136,14 @@ class ModelMatch:
         """What to pass to ``vllm serve``: the repo the user named, else the catalog's HF id."""
         return self.typed.strip() if "/" in self.typed and self.how != "config" else self.model.hf_id or self.model.id
 
-    def describe(self, weights: str) -> str:
+    def describe(self, weights: str, lang: str = "en") -> str:
         """One line: ``meta-llama/Llama-3.1-8B-Instruct -> Llama-3.1-8B architecture, bf16``."""
         stored = (
             f" ({self.model.quantization})" if self.model.quantization and weights == self.model.native_dtype else ""
         )
-        return f"{self.typed.strip()} -> {self.model.name} architecture, {weights}{stored}"
+        return message(
+            "names.match", lang, typed=self.typed.strip(), model=self.model.name, weights=weights, stored=stored
+        )
 
     def as_dict(self, weights: str) -> dict[str, str]:
         """The match as JSON: what was typed, the architecture, how it matched, the weights, the served name."""
@@ -183,3 +208,27 @@ def pick_match(name: str, found: list[ModelSpec], how: str) -> ModelMatch | None
             return None
     weight_dtype = parse_name(name).weight_dtype if how != "id" else None
     return ModelMatch(typed=name, model=found[0], how=how, weight_dtype=weight_dtype)
+
+
+def closest_models(name: str, models: Iterable[ModelSpec], limit: int = SUGGESTIONS) -> list[ModelSpec]:
+    """The catalog models whose keys (tokens joined by spaces) are most like ``name``'s
+    (:func:`closest`), in id order among equals. Only ever offered, never resolved."""
+    typed = " ".join(parse_name(name).tokens)
+    entries = ((m, (" ".join(k) for k in model_keys(m))) for m in sorted(models, key=lambda m: m.id))
+    return closest(typed, entries, limit)
+
+
+def unknown_model(name: str, models: Sequence[ModelSpec]) -> UnknownName:
+    """Why ``name`` names no single model: the equally close ones when several fit (``find_models``),
+    else the closest by likeness."""
+    found, how = find_models(name, models)
+    ambiguous = how == "closest" and len(found) > 1
+    offered = found if ambiguous else closest_models(name, models)
+    return UnknownName(
+        "model",
+        name,
+        [m.id for m in offered],
+        ambiguous=ambiguous,
+        known=len(models),
+        labels=[f"{m.id} ({m.hf_id})" if ambiguous and m.hf_id else m.id for m in offered],
+    )
