@@ -8,17 +8,10 @@ import json
 import pandas as pd
 import streamlit as st
 
+from core.planning.answer import operating_point, plan_answer, price_text, queue_sentence
 from core.planning.cost import cost
 from core.planning.launch import serve_command
-from core.planning.report import (
-    headroom_line,
-    operating_point,
-    plan_answer,
-    plan_to_dict,
-    price_text,
-    queue_sentence,
-    solvers_to_dict,
-)
+from core.planning.report import headroom_line, plan_to_dict, solvers_to_dict
 from core.planning.report_csv import csv_report
 from core.planning.report_formats import html_report, markdown_report
 from core.planning.requirement import Requirement

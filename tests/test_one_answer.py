@@ -20,9 +20,9 @@ import pytest
 from app_helpers import metrics, open_app
 
 from core.estimate.result import estimate
+from core.planning.answer import quoted_ttft_s
 from core.planning.check import admission_ceiling, check
 from core.planning.cost import cost
-from core.planning.report import quoted_ttft_s
 from core.planning.requirement import Requirement
 from core.serving.simulate import simulate
 from core.serving.traffic import Lengths, Traffic
@@ -164,9 +164,7 @@ def test_the_answer_comes_first_on_both_pages():
     answer = at.error[0].value
     assert answer.startswith("No: the KV cache binds") and "at once" in answer and "/h" in answer
     assert first is not None
-    loop = estimate(
-        _scenario_deployment(at), Workload(input_len=2000, output_len=300, batch=50)
-    ).closed_loop
+    loop = estimate(_scenario_deployment(at), Workload(input_len=2000, output_len=300, batch=50)).closed_loop
     assert f"TPOT {duration(loop.tpot_s)}" in answer and rate(loop.output_tokens_per_s) in answer
     plan = _plan(at)
     assert plan.error[0].value.startswith("Not feasible") and "Cheapest fix that works" in plan.error[0].value

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from core.planning.answer import price_text, quoted_ttft_s
 from core.planning.check import Plan
 from core.planning.fixes import Fix
-from core.planning.report import price_text, quoted_ttft_s
 from core.spec import units
 from core.spec.deployment import Deployment
 from core.spec.support import kv_for

@@ -5,6 +5,7 @@ throughput (``result``), over grids (``sweep``), with each lever against itself 
 
 __all__ = [
     "advice",  # fit_suggestions
+    "answer",  # the Explorer's answer sentence: verdict, what binds, cheapest fix and price, figures to quote
     "compare_report",  # the Compare page's table, labels and inputs as Markdown, CSV and JSON exports
     "explain",  # every headline number's formula with this scenario's values (Explanation, explain)
     "explain_memory",  # the memory numbers' explanations

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.estimate.advice import Suggestion, fit_suggestions
+from core.estimate.answer import estimate_answer
 from core.estimate.export_sections import Quantity, Section, export_sections
 from core.estimate.provenance import deployment_inputs, header_lines, provenance, workload_inputs
 from core.estimate.report import estimate_to_dict
@@ -42,6 +43,8 @@ class ExportDocument:
     ranges: dict[str, Any] | None
     suggestions: tuple[dict[str, Any], ...]
     sections: tuple[Section, ...]
+    answer: str = ""
+    """The page's answer sentence (:func:`core.estimate.answer.estimate_answer`), first in every file."""
 
 
 def likely_ranges(data: dict[str, Any], gpu_class: str) -> dict[str, Any] | None:
@@ -103,6 +106,7 @@ def export_document(
         ranges=ranges,
         suggestions=tuple(suggested),
         sections=export_sections(e, data, ranges, suggested, lang),
+        answer=estimate_answer(e, suggestions, lang),
     )
 
 
@@ -127,6 +131,7 @@ def _cell(text: str) -> str:
 def _markdown(doc: ExportDocument) -> str:
     t = lambda key, **kw: message(key, doc.lang, **kw)  # noqa: E731
     out = [f"# {t('export.title')}", "", *(f"{line}  " for line in header_lines(doc.report, doc.lang)), ""]
+    out += [f"**{doc.answer}**", ""]
     out += [f"## {t('report.inputs')}", ""]
     out += [f"- {t('export.pair', label=label, value=value)}" for label, value in (*doc.deployment, *doc.workload)]
     for section in doc.sections:
@@ -153,7 +158,7 @@ def _html(doc: ExportDocument) -> str:
     inputs = "".join(
         f"<li>{t('export.pair', label=label, value=value)}</li>" for label, value in (*doc.deployment, *doc.workload)
     )
-    body = [*head, f"<h2>{t('report.inputs')}</h2><ul>{inputs}</ul>"]
+    body = [*head, f"<p><strong>{esc(doc.answer)}</strong></p>", f"<h2>{t('report.inputs')}</h2><ul>{inputs}</ul>"]
     for section in doc.sections:
         body.append(f"<h2>{esc(section.title)}</h2>")
         if section.notes:
@@ -186,6 +191,7 @@ def _json(doc: ExportDocument) -> str:
             "workload": [{"label": label, "value": value} for label, value in doc.workload],
         },
         "verdict": verdict,
+        "answer": doc.answer,
         "estimate": doc.data,
         "likely_ranges": doc.ranges,
         "fit_suggestions": list(doc.suggestions),

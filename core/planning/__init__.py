@@ -3,6 +3,7 @@ the verdict, fixes, solvers (largest load, longest prompt, fewest GPUs, cheapest
 presets, the engine's launch command, reports, and the best-deployment search with its Pareto fronts."""
 
 __all__ = [
+    "answer",  # plan_answer, verdict_sentence, operating_point, queue_sentence, cost_sentence: the plan in words
     "check",  # Check, Plan, check
     "cost",  # Cost, cost, cost_per_hour
     "curves",  # Curves, curves: one search shape's operating curves, and its candidates' columns

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from core.estimate.explain import explain, ms
 from core.estimate.explain_memory import Explanation, num
+from core.planning.answer import quoted_ttft_s
 from core.planning.check import Plan
-from core.planning.report import quoted_ttft_s
 
 MEMORY_KEYS = ("weights", "kv_per_token", "kv_budget", "max_concurrency")
 

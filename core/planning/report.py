@@ -8,7 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 from core.estimate.provenance import deployment_inputs, provenance
-from core.messages import duration, message, rate
+from core.messages import message
+from core.planning.answer import (
+    cost_sentence,
+    operating_point,
+    percent_text,
+    plan_answer,
+    price_text,
+    queue_sentence,
+    quoted_e2e_s,
+    quoted_ttft_s,
+    verdict_sentence,
+)
 from core.planning.check import Check, Plan
 from core.planning.cost import Cost
 from core.planning.fixes import Fix
@@ -204,121 +215,13 @@ def plan_to_dict(
     }
 
 
-def verdict_sentence(plan: Plan, lang: str = "en") -> str:
-    """The verdict naming the worst limit and by how much, then any other failing limits, worst first."""
-    b = plan.binding
-    sentence = message(
-        f"plan.verdict_{plan.verdict}", lang, binding=message(f"check.{b.name}", lang), ratio=_percent(b.ratio)
-    )
-    others = [c for c in plan.failing if c is not b]
-    if not others:
-        return sentence
-    listed = message("plan.list_separator", lang).join(
-        f"{message(f'check.{c.name}', lang)} ({_percent(c.ratio)})" for c in others
-    )
-    return sentence + message("plan.also_failing", lang, checks=listed)
-
-
-def plan_answer(plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
-    """The Plan's answer in one sentence, first on the page, in the reports and the CLI: the
-    verdict and what binds, the cheapest fix that works (with its price; a cheaper one that changes
-    the answers named after it), and the figures to quote."""
-    parts = [verdict_sentence(plan, lang)]
-    if plan.verdict != "feasible":
-        working = [f for f in fixes if f.plan.verdict == "feasible"]
-        if not working:
-            parts.append(message("answer.plan_no_fix", lang))
-        else:
-            best = working[0]  # fixes are ranked: same model and quality first, then cheapest
-            parts.append(message("answer.plan_fix", lang, fix=_fix_words(best, lang)))
-            cheaper = [
-                f
-                for f in working
-                if not f.keeps_quality
-                and f.cost_per_hour is not None
-                and (best.cost_per_hour is None or f.cost_per_hour < best.cost_per_hour)
-            ]
-            if best.keeps_quality and cheaper:
-                cheapest = min(cheaper, key=lambda f: f.cost_per_hour)
-                parts.append(message("answer.plan_cheaper", lang, fix=_fix_words(cheapest, lang)))
-    parts.append(operating_point(plan, lang))
-    return " ".join(parts)
-
-
-def _fix_words(fix: Fix, lang: str) -> str:
-    """ "NVIDIA A100 PCIe 80GB (1 GPU, $1.79/h)"."""
-    gpus = message("answer.gpu_count_one" if fix.num_gpus == 1 else "answer.gpu_count_many", lang, count=fix.num_gpus)
-    return f"{fix.lever.text(lang)} ({gpus}, {price_text(fix.cost_per_hour, lang)})"
-
-
-def quoted_ttft_s(plan: Plan) -> float:
-    """The TTFT to quote for the plan: the steady state's plus the wait for a slot [s]."""
-    return float(plan.state.ttft_s) + plan.queue_wait_s
-
-
-def quoted_e2e_s(plan: Plan) -> float:
-    """The E2E latency to quote for the plan: the steady state's plus the wait for a slot [s]."""
-    return float(plan.state.e2e_s) + plan.queue_wait_s
-
-
-def queue_sentence(plan: Plan, lang: str = "en") -> str | None:
-    """What the full engine does to the load: None below the admission ceiling."""
-    if plan.unbounded:
-        return message("plan.queue_unbounded", lang, running=f"{plan.running:,.0f}")
-    if plan.queued:
-        return message("plan.queue_waiting", lang, running=f"{plan.running:,.0f}", wait=duration(plan.queue_wait_s))
-    return None
-
-
-def operating_point(plan: Plan, lang: str = "en") -> str:
-    """The steady-state figures to quote for this plan (the same sentence on the page, in the
-    reports and the CLI): TTFT with any admission wait, TPOT, E2E and the output rate delivered."""
-    state = plan.state
-    if plan.unbounded or not state.stable:
-        return message("plan.steady_unbounded", lang, running=f"{plan.running:,.0f}")
-    return message(
-        "plan.steady",
-        lang,
-        running=_count(plan.running),
-        ttft=duration(quoted_ttft_s(plan)),
-        tpot=duration(float(state.tpot_s)),
-        e2e=duration(quoted_e2e_s(plan)),
-        rate=rate(plan.output_tokens_per_s / plan.requirement.replicas),
-    )
-
-
-def _count(value: float) -> str:
-    """A request count as people read it: 13, 2.4."""
-    return f"{value:,.0f}" if abs(value - round(value)) < 0.05 else f"{value:,.1f}"
-
-
-def cost_sentence(cost: dict[str, Any], lang: str = "en") -> str:
-    """The cost line; a users load names the user-month, a load the setup cannot serve says so."""
-    million = cost["per_million_output_tokens_usd"]
-    text = message(
-        "plan.cost_hour_million",
-        lang,
-        per_hour=f"{cost['per_hour_usd']:,.2f}",
-        per_million="∞" if million is None else f"{million:,.3f}",
-    )
-    if cost["per_user_month_usd"] is not None:
-        text += message("plan.cost_user_month", lang, per_user=f"{cost['per_user_month_usd']:,.2f}")
-    if not cost.get("achievable", True):
-        text += message("plan.cost_not_achievable", lang, share=f"{cost['delivered_share']:.0%}")
-    return text
-
-
-def _percent(ratio: float) -> str:
-    return "∞" if ratio == float("inf") else f"{ratio:.0%}"
-
-
 def headroom_line(check: Check, lang: str = "en") -> str:
     """e.g. "KV cache: 132% of budget (6.63 GiB of 5.02 GiB)"."""
     return message(
         "plan.headroom",
         lang,
         check=message(f"check.{check.name}", lang),
-        ratio=_percent(check.ratio),
+        ratio=percent_text(check.ratio),
         need=_value(check, check.need),
         limit=_value(check, check.limit),
     )
@@ -328,11 +231,6 @@ def fix_groups(fixes: list[Fix]) -> list[tuple[str, list[Fix]]]:
     """The ranked fixes split into their labelled groups (same model first), empty groups left out."""
     groups = [(g, [f for f in fixes if f.group == g]) for g in ("same_model", "other_model")]
     return [(g, fs) for g, fs in groups if fs]
-
-
-def price_text(cost_per_hour: float | None, lang: str = "en") -> str:
-    """ "$12.34/h", or "no catalog price" where the GPU has none (enter one to rank it by cost)."""
-    return message("plan.no_catalog_price", lang) if cost_per_hour is None else f"${cost_per_hour:,.2f}/h"
 
 
 def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:

@@ -16,9 +16,10 @@ from typing import Any
 
 from core.estimate.provenance import header_lines
 from core.messages import message
+from core.planning.answer import cost_sentence, operating_point, price_text, queue_sentence
 from core.planning.check import Plan
 from core.planning.fixes import Fix
-from core.planning.report import cost_sentence, fix_groups, headroom_line, operating_point, price_text, queue_sentence
+from core.planning.report import fix_groups, headroom_line
 
 BAR_WIDTH = 20
 BAR_SCALE = 1.5
