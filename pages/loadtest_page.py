@@ -10,6 +10,7 @@ from core.serving.traffic import LENGTH_DISTRIBUTIONS, Traffic, longest_request,
 from core.spec import units
 from core.spec.engine_defaults import sized_max_model_len
 from ui import fmt, sim_charts
+from ui.figure import chart
 from ui.i18n import t
 from ui.levers import active_summary
 from ui.safe import escape_markdown
@@ -73,6 +74,7 @@ except ValueError as err:
     st.stop()
 
 stats = summarize(result)
+st.caption(t("lt.scope"))  # which figure this is: a simulated percentile, beside the steady state to quote
 cols = st.columns(6)
 cols[0].metric("TTFT P50", fmt.duration(stats["ttft"]["p50"]))
 cols[1].metric("TTFT P99", fmt.duration(stats["ttft"]["p99"]))
@@ -93,8 +95,8 @@ st.caption(
     )
 )
 left, right = st.columns(2)
-left.plotly_chart(sim_charts.distribution_figure(result), width="stretch", key="lt_distribution")
-right.plotly_chart(sim_charts.series_figure(result), width="stretch", key="lt_series")
+chart(left, sim_charts.distribution_figure(result), key="lt_distribution")
+chart(right, sim_charts.series_figure(result), key="lt_series")
 
 st.subheader(t("lt.sweep_heading"))
 mean_prompt = int(np.mean(prompts)) if isinstance(prompts, np.ndarray) else prompt_mean
@@ -133,8 +135,8 @@ stored = st.session_state.get("lt_sweep_result")
 if stored and stored[0] == sweep_key:
     sweep = stored[1]
     left, right = st.columns(2)
-    left.plotly_chart(sim_charts.sweep_figure(sweep, ttft_slo), width="stretch", key="lt_sweep_chart")
-    right.plotly_chart(sim_charts.sweep_throughput_figure(sweep), width="stretch", key="lt_sweep_throughput")
+    chart(left, sim_charts.sweep_figure(sweep, ttft_slo), key="lt_sweep_chart")
+    chart(right, sim_charts.sweep_throughput_figure(sweep), key="lt_sweep_throughput")
     knee = f"{sweep.knee_rate:.2f}" if sweep.knee_rate else t("plan.none")
     within = f"{sweep.max_rate_under_slo:.2f}" if sweep.max_rate_under_slo else t("plan.none")
     st.markdown(
