@@ -75,3 +75,24 @@ def test_the_plan_price_follows_the_gpu_and_the_link_agrees(open_page):  # noqa:
     copied = open_page(page.url.split("/", 3)[-1])
     expect(copied.get_by_role("spinbutton", name=message("plan.price"))).to_have_value(f"{h100}")
     assert answer_text(copied) == said
+
+
+def test_on_a_phone_the_answer_comes_before_the_inputs(browser, server):  # noqa: F811
+    """At 390 x 844 the verdict sentence is above Plan's inputs and the Explorer's metrics, in Chinese."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
+    try:
+        for path, below in (("plan?lang=zh", "stNumberInput"), ("?lang=zh", "stMetric")):
+            page = context.new_page()
+            page.goto(f"{server}/{path}")
+            answer = page.get_by_test_id("stMain").get_by_test_id("stAlert").first
+            expect(answer).to_be_visible(timeout=30_000)
+            settled(page)
+            first_input = page.get_by_test_id("stMain").get_by_test_id(below).first
+            assert answer.bounding_box()["y"] < first_input.bounding_box()["y"], path
+            assert answer.bounding_box()["y"] < 844, path  # on the first screen
+            page.close()
+    finally:
+        context.close()
