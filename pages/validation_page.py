@@ -9,6 +9,7 @@ from core.validation.calibrate import Calibration, calibrate_memory, calibrate_s
 from core.validation.log_parse import LogError, parse_benchmark, parse_startup_log
 from ui import sim_charts
 from ui.calibration import apply_calibration
+from ui.download import download_button
 from ui.i18n import t
 from ui.safe import escape_markdown
 from ui.sidebar import require_scenario
@@ -105,8 +106,8 @@ if fits:
     )
     left, right = st.columns(2)
     left.button(t("val.apply"), key="val_apply", type="primary", on_click=apply_calibration, args=(merged,))
-    right.download_button(
-        t("val.export"), merged.to_json(), file_name="calibration.json", mime="application/json", key="val_export"
+    download_button(
+        right, t("val.export"), merged.to_json, file_name="calibration.json", mime="application/json", key="val_export"
     )
 upload = st.file_uploader(t("val.import"), type=["json"], key="val_import")
 if upload is not None:
