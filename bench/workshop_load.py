@@ -303,7 +303,7 @@ class Student:
         users = rng.randint(1, 120)
         shown = await self.rerun({"plan_users": ("int", users)})
         want = expected_verdict(users)
-        if want not in shown["alerts"]:
+        if not any(alert.startswith(want) for alert in shown["alerts"]):  # the answer opens with the verdict
             self.stats.wrong.append(f"Plan users {users}: verdict {want!r} not among {shown['alerts'][:2]!r}")
 
     async def open_page(self, name: str) -> None:
