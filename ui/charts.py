@@ -6,10 +6,15 @@ a rerun's cost); tests validate every drawn figure with plotly's own validators.
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import numpy as np
 import plotly.graph_objects as go
 
 from core.estimate.result import Estimate
+from core.levers.offload import spilled_kv_bytes
+from core.memory.budget import GpuMemory
 from core.spec import units
 from ui.figure import Figure
 from ui.i18n import t
@@ -25,6 +30,7 @@ COLORS = {
     "kv_host": "#fde68a",
     "kv_used": "#16a34a",
     "kv_over": "#dc2626",
+    "over": "#991b1b",
     "kv_free": "#a7e3b5",
     "held_back": "#cbd5e1",
     "reserved": "#94a3b8",
@@ -61,9 +67,73 @@ def reference_line(figure: Figure, *, x=None, y=None, dash: str, color: str, tex
     figure.add_shape(shape, note)
 
 
-LAYOUT = {"margin": {"t": 50, "b": 50, "l": 60, "r": 20}, "legend": {"orientation": "h", "y": -0.25}}
+MODEBAR_PX = 36
+"""The top row of a chart, where plotly's mode bar sits (always shown on a touch screen): titles
+start below it, so the bar never covers them."""
+TITLE_LINE_PX = 24
+TITLE_COLUMNS = 40
+"""Display columns of a title line, a CJK character counting two: a chart on a 390 px phone, or in
+half a 1440 px page, is about 330 px wide."""
+MODEBAR_REMOVE = [
+    "zoom",
+    "pan",
+    "select",
+    "lasso",
+    "zoomin",
+    "zoomout",
+    "autoscale",
+    "resetscale",
+    "togglespikelines",
+    "hoverclosest",
+    "hovercompare",
+]
+"""The mode bar keeps "download as PNG"; zoom and pan stay on the mouse (drag, double-click to reset)."""
+LEGEND = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "traceorder": "normal"}
+"""Below the plot, far enough for the x axis's ticks and title (a legend at -0.25 ran into them)."""
+LAYOUT = {
+    "margin": {"t": MODEBAR_PX + TITLE_LINE_PX + 16, "b": 50, "l": 60, "r": 20},
+    "legend": LEGEND,
+    "title_y": 1,
+    "title_yref": "container",
+    "title_yanchor": "top",
+    "title_pad": {"t": MODEBAR_PX},
+    "modebar": {"remove": MODEBAR_REMOVE},
+}
+"""Every chart's frame: the title below the mode bar's row, the legend below the plot."""
+
+
+def _columns(char: str) -> int:
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
+def wrap_title(text: str, columns: int = TITLE_COLUMNS) -> str:
+    """``text`` broken into lines of at most ``columns`` display columns (plotly never wraps a title):
+    between words, or between any two CJK characters."""
+    tokens = re.findall(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef][，。、：；）]*|[^\s\u2e80-\u9fff]+|\s+", text)
+    lines, line = [], ""
+    for token in tokens:
+        width = sum(_columns(c) for c in line + token.rstrip())
+        if line.strip() and width > columns:
+            lines.append(line.rstrip())
+            line = token.lstrip()
+        else:
+            line += token
+    lines.append(line.rstrip())
+    return "<br>".join(lines)
+
+
+def titled(title: str, **margin: int) -> dict:
+    """:data:`LAYOUT` with ``title`` wrapped (:func:`wrap_title`) and the top margin its lines need;
+    ``margin`` overrides the other sides (b=, l=, r=)."""
+    text = wrap_title(title)
+    top = MODEBAR_PX + (text.count("<br>") + 1) * TITLE_LINE_PX + 16
+    return LAYOUT | {"title": text, "margin": LAYOUT["margin"] | {"t": top} | margin}
+
+
 MAX_DECADES_AT_125 = 4
 """A log axis spanning more decades than this is ticked at powers of ten only (1-2-5 would crowd it)."""
+MAX_DECADES_AT_10 = 5
+"""Beyond this many decades, every other power of ten: "1,000" to "1,000,000" ran together on a phone."""
 
 
 def log_axis(title: str, *series) -> dict:
@@ -77,36 +147,64 @@ def log_axis(title: str, *series) -> dict:
         return axis
     low, high = float(values.min()), float(values.max())
     ticks = log_ticks(low, high)
-    if np.log10(high / low) > MAX_DECADES_AT_125:
-        kept = [i for i, v in enumerate(ticks["tickvals"]) if float(np.log10(v)).is_integer()]
+    decades = np.log10(high / low)
+    if decades > MAX_DECADES_AT_125:
+        every = 2 if decades > MAX_DECADES_AT_10 else 1
+        kept = [i for i, v in enumerate(ticks["tickvals"]) if round(np.log10(v), 9) % every == 0]
         ticks = {key: [ticks[key][i] for i in kept] for key in ticks}
     return axis | ticks if len(ticks["tickvals"]) >= 2 else axis
+
+
+MEMORY_LABEL_ROW_PX = 18
+"""The memory chart's capacity label sits one row (this many px) above the engine limit's."""
 
 
 def _gib(value: float) -> float:
     return value / units.GiB
 
 
-def memory_figure(result: Estimate) -> go.Figure:
-    """One GPU's memory as a stacked bar against its capacity and the engine's limit."""
-    m = result.memory
+def memory_parts(m: GpuMemory) -> list[tuple[str, float]]:
+    """One GPU's memory as the bar draws it: (part, bytes) in order from 0. The engine's parts (weights,
+    activation peak, overhead, the levers' GPU parts, KV in use on the GPU, KV budget left) up to the
+    engine's limit, then held back and reserved by the driver up to the capacity, then what does not
+    fit ("kv_over", or "over" when more than the KV cache does not fit) from the capacity on, and last
+    KV cache in host memory, which is not on the GPU at all."""
     budget = max(m.kv_budget, 0.0)
-    parts = [
+    on_host = float(spilled_kv_bytes(m.kv_in_use, m.kv_budget, m.host_kv))
+    engine = [
         ("weights", m.weights),
         ("activations", m.activations),
         ("overhead", m.overhead),
         *((p.name, p.bytes) for p in m.parts if p.on_gpu),
-        ("kv_used", min(m.kv_in_use, budget)),
-        ("kv_host", min(max(m.kv_in_use - budget, 0.0), m.host_kv)),
-        ("kv_over", max(m.kv_in_use - budget - m.host_kv, 0.0)),
+        ("kv_used", m.kv_in_use - on_host),
         ("kv_free", max(budget - m.kv_in_use, 0.0)),
-        ("held_back", m.held_back),
-        ("reserved", m.driver_reserved),
     ]
+    room = m.capacity - m.driver_reserved - m.held_back  # the engine's limit
+    parts, over, kv_fits = [], 0.0, True
+    for key, value in engine:
+        inside = min(value, max(room, 0.0))
+        room -= inside
+        parts.append((key, inside))
+        if value > inside:
+            over += value - inside
+            kv_fits = kv_fits and key == "kv_used"
+    parts += [("held_back", m.held_back), ("reserved", m.driver_reserved)]
+    parts += [("kv_over" if kv_fits else "over", over), ("kv_host", on_host)]
+    return [(key, value) for key, value in parts if value > 0]
+
+
+def _label_side(x: float, span: float) -> str:
+    """Where a label at ``x`` on an axis from 0 to ``span`` extends: away from the nearer end."""
+    return "right" if x > span / 2 else "left"
+
+
+def memory_figure(result: Estimate) -> go.Figure:
+    """One GPU's memory as a stacked bar (:func:`memory_parts`) against its capacity and the engine's
+    limit, their labels on two rows above the bar so that no part covers them."""
+    m = result.memory
+    parts = memory_parts(m)
     figure = Figure()
     for key, value in parts:
-        if value <= 0:
-            continue
         label = t(f"memory.{key}")
         figure.add_bar(
             y=[""],
@@ -116,33 +214,74 @@ def memory_figure(result: Estimate) -> go.Figure:
             marker_color=COLORS[key],
             hovertemplate=f"{label}: %{{x:.2f}} GiB<extra></extra>",
         )
+    span = _gib(max(sum(value for _, value in parts), m.capacity))
     limit = m.capacity - m.driver_reserved - m.held_back
-    reference_line(
-        figure,
-        x=_gib(m.capacity),
-        dash="dash",
-        color="#111827",
-        text=t("memory.capacity", value=f"{_gib(m.capacity):.1f}"),
+    for x, text, dash, color, row in (
+        (_gib(m.capacity), t("memory.capacity", value=f"{_gib(m.capacity):.1f}"), "dash", "#111827", 1),
+        (_gib(limit), t("memory.engine_limit"), "dot", "#475569", 0),
+    ):
+        figure.add_shape(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": x,
+                "x1": x,
+                "y0": 0,
+                "y1": 1,
+                "line": {"dash": dash, "color": color},
+            },
+            {
+                "text": text,
+                "showarrow": False,
+                "xref": "x",
+                "yref": "paper",
+                "x": x,
+                "y": 1,
+                "yshift": row * MEMORY_LABEL_ROW_PX,
+                "xanchor": _label_side(x, span),
+                "yanchor": "bottom",
+                "font": {"color": color},
+            },
+        )
+    layout = titled(t("memory.title"), l=24, b=40)
+    layout["margin"]["t"] += 2 * MEMORY_LABEL_ROW_PX  # the two label rows
+    figure.update_layout(
+        barmode="stack",
+        height=380,  # on a phone the legend takes seven rows below the bar
+        xaxis={"range": [0, span * 1.02], "title": "GiB"},
+        yaxis={"showticklabels": False},
+        **layout,
     )
-    reference_line(figure, x=_gib(limit), dash="dot", color="#475569", text=t("memory.engine_limit"), bottom=True)
-    figure.update_layout(barmode="stack", height=260, xaxis_title="GiB", title=t("memory.title"), **LAYOUT)
     return figure.build()
 
 
+BAR_TEXT_ROOM = 1.2
+"""An axis this many times the tallest bar leaves room for the number printed above it."""
+CATEGORY_COLUMNS = 14
+"""Display columns of a bar's name per line: three names side by side in a chart on a phone."""
+
+
 def concurrency_bars(result: Estimate) -> go.Figure:
+    """The ceiling three ways as bars, their long names wrapped so that they never run together."""
     kv = result.kv
     labels = [t("concurrency.paged"), t("concurrency.vllm"), t("concurrency.contiguous")]
     values = [kv.max_concurrency_at_request_len, kv.max_concurrency_at_max_model_len, kv.max_concurrency_contiguous]
     figure = Figure()
     figure.add_bar(
-        x=labels,
+        x=[wrap_title(label, CATEGORY_COLUMNS) for label in labels],
         y=values,
         marker_color=["#16a34a", "#2563eb", "#94a3b8"],
         text=[f"{v:,.0f}" if i != 1 else f"{v:,.2f}x" for i, v in enumerate(values)],
         textposition="outside",
         hovertemplate="%{x}: %{y:,.2f}<extra></extra>",
     )
-    figure.update_layout(height=320, yaxis_title=t("concurrency.requests"), title=t("concurrency.title"), **LAYOUT)
+    figure.update_layout(
+        height=340,
+        yaxis={"title": t("concurrency.requests"), "range": [0, max(max(values), 1) * BAR_TEXT_ROOM]},
+        xaxis={"tickangle": 0},
+        **titled(t("concurrency.title")),
+    )
     return figure.build()
 
 
@@ -168,8 +307,7 @@ def concurrency_curve(lengths: np.ndarray, counts: np.ndarray, current_len: int,
         height=320,
         xaxis=log_axis(t("concurrency.length_axis"), lengths, [current_len]),
         yaxis=log_axis(t("concurrency.requests"), counts, [current]),
-        title=t("concurrency.curve_title"),
-        **LAYOUT,
+        **titled(t("concurrency.curve_title")),
     )
     return figure.build()
 
@@ -187,17 +325,19 @@ def tradeoff_figure(scores: dict[str, float]) -> go.Figure:
         line_color="#2563eb",
         hovertemplate="%{theta}: %{r:.0%}<extra></extra>",
     )
+    layout = titled(t("tradeoff.title"), b=40, l=80, r=80)
+    layout["margin"]["t"] += TITLE_LINE_PX  # the top axis's label, above the circle
     figure.update_layout(
         height=320,
         # memory on top, its label centred above the circle; the side margins hold the other two
         # labels at the lower corners, in a third of the page's width (it was clipped at the right)
         polar={
-            "radialaxis": {"range": [0, 1], "tickformat": ".0%", "angle": 270, "tickangle": -90},
+            # no tick labels: they sat on the polygon; the scores are in the hover and beside the chart
+            "radialaxis": {"range": [0, 1], "showticklabels": False, "showline": False, "ticks": "", "dtick": 0.25},
             "angularaxis": {"rotation": 90, "direction": "clockwise"},
         },
         showlegend=False,
-        title=t("tradeoff.title"),
-        margin={"t": 80, "b": 40, "l": 80, "r": 80},
+        **layout,
     )
     return figure.build()
 
@@ -217,21 +357,21 @@ def roofline_figure(peak_flops: float, bandwidth: float, points: dict[str, tuple
         line={"dash": "dot", "color": "#64748b"},
         name=t("roofline.ridge", value=f"{ridge:,.0f}"),
     )
+    middle = np.sqrt(attainable.min() * attainable.max())  # of the log axis
     for (name, (x, y)), color in zip(points.items(), ("#dc2626", "#2563eb"), strict=False):
         figure.add_scatter(
             x=[x],
             y=[y / units.TERA],
             mode="markers+text",
             text=[name],
-            textposition="top center",
+            textposition="bottom center" if y / units.TERA > middle else "top center",  # inside the plot
             name=name,
             marker={"size": 13, "color": color},
         )
     figure.update_layout(
-        height=380,
+        height=460,  # 1-2-5 ticks over four decades, apart on a phone under the legend
         xaxis=log_axis(t("roofline.x"), intensity, [x for x, _ in points.values()]),
         yaxis=log_axis(t("roofline.y"), attainable, [y / units.TERA for _, y in points.values()]),
-        title=t("roofline.title"),
-        **LAYOUT,
+        **titled(t("roofline.title")),
     )
     return figure.build()

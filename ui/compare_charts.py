@@ -7,12 +7,14 @@ import plotly.graph_objects as go
 from core.estimate.result import Estimate
 from core.estimate.sweep import Sweep
 from core.spec import units
-from ui.charts import COLORS, LAYOUT, PALETTE
+from ui.charts import COLORS, PALETTE, memory_parts, titled
 from ui.figure import Figure
 from ui.i18n import t
 from ui.speed_charts import shown_batches
 
-KV_PARTS = ("kv_used", "kv_over", "kv_free")
+KV_PARTS = ("kv_used", "kv_free", "kv_over", "over")
+"""Drawn on top of the others, in this order: what does not fit starts at the engine's limit."""
+OUTSIDE_THE_ENGINE = ("held_back", "reserved", "kv_host")
 
 
 def compare_curves(curves: list[tuple[str, Sweep, int]]) -> go.Figure:
@@ -44,8 +46,7 @@ def compare_curves(curves: list[tuple[str, Sweep, int]]) -> go.Figure:
         height=400,
         xaxis_title=t("triangle.tpot_axis"),
         yaxis_title=t("triangle.rate_axis"),
-        title=t("compare.curves_title"),
-        **LAYOUT,
+        **titled(t("compare.curves_title")),
     )
     return figure.build()
 
@@ -95,26 +96,17 @@ def compare_memory(results: list[tuple[str, Estimate]]) -> go.Figure:
         barmode="stack",
         height=380,
         yaxis_title=t("compare.memory_axis"),
-        title=t("compare.memory_title"),
         # categories: plotly reads "#1", "#2" as the numbers 1, 2 otherwise
         xaxis={"type": "category", "tickvals": labels, "ticktext": [_tick(label, r.fits) for label, r in results]},
-        **LAYOUT,
+        **titled(t("compare.memory_title")),
     )
     return figure.build()
 
 
 def _stack(m) -> dict[str, float]:
-    """One GPU's memory as the Explorer stacks it [bytes], by part."""
-    budget = max(m.kv_budget, 0.0)
-    return {
-        "weights": m.weights,
-        "activations": m.activations,
-        "overhead": m.overhead,
-        **{p.name: p.bytes for p in m.parts if p.on_gpu},
-        "kv_used": min(m.kv_in_use, budget),
-        "kv_over": max(m.kv_in_use - budget - m.host_kv, 0.0),
-        "kv_free": max(budget - m.kv_in_use, 0.0),
-    }
+    """One GPU's memory as the Explorer stacks it [bytes], by part, up to the engine's limit and then
+    what does not fit (:func:`ui.charts.memory_parts`; held back and reserved are the tick above)."""
+    return {key: value for key, value in memory_parts(m) if key not in OUTSIDE_THE_ENGINE}
 
 
 def _tick(label: str, fits: bool) -> str:

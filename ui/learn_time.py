@@ -17,7 +17,7 @@ from core.estimate.step_terms import StepTerms, step_terms
 from core.spec import units
 from core.spec.deployment import decode_context
 from ui import fmt
-from ui.charts import LAYOUT
+from ui.charts import titled
 from ui.explain import show_explanation
 from ui.figure import Figure
 from ui.i18n import lang, t
@@ -81,11 +81,10 @@ def step_figure(terms: StepTerms, running: int, wall: int) -> go.Figure:
             line={"color": "#111827", "dash": "dash"},
         )
     figure.update_layout(
-        height=400,
+        height=480,  # eight legend entries below the plot on a phone
         xaxis={"type": "log", "title": t("learn.batch_axis"), **log_ticks(batches[0], batches[-1])},
         yaxis={"title": t("learn.step_axis"), "rangemode": "tozero"},
-        title=t("learn.step_title"),
-        **LAYOUT,
+        **titled(t("learn.step_title")),
     )
     return figure.build()
 

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from core.serving.load_sweep import LoadSweep
 from core.serving.sim_result import SimResult
 from core.spec import units
-from ui.charts import LAYOUT, log_axis
+from ui.charts import log_axis, titled
 from ui.figure import Figure
 from ui.i18n import t
 
@@ -29,8 +29,7 @@ def distribution_figure(result: SimResult) -> go.Figure:
         height=340,
         xaxis_title="ms",
         yaxis_title=t("lt.requests"),
-        title=t("lt.distribution_title"),
-        **LAYOUT,
+        **titled(t("lt.distribution_title")),
     )
     return figure.build()
 
@@ -51,11 +50,25 @@ def series_figure(result: SimResult) -> go.Figure:
         height=340,
         xaxis_title=t("lt.time_axis"),
         yaxis_title=t("lt.requests"),
-        yaxis2={"title": t("lt.kv_axis"), "overlaying": "y", "side": "right", "range": [0, 105]},
-        title=t("lt.series_title"),
-        **LAYOUT,
+        # its own round ticks, 0-100 % by 20 (plotly syncs an overlaying axis to the left one's grid,
+        # which read 5.2, 24.9, 44.6 ... %), and no second grid
+        yaxis2={
+            "title": t("lt.kv_axis"),
+            "overlaying": "y",
+            "side": "right",
+            "range": [0, 105],
+            "tickmode": "linear",
+            "tick0": 0,
+            "dtick": 20,
+            "showgrid": False,
+        },
+        **titled(t("lt.series_title"), r=60),  # the right axis's ticks and title
     )
     return figure.build()
+
+
+SWEEP_HEIGHT = 520
+"""The load sweep's two charts: tall enough for the TTFT chart's seven legend entries in half a page or on a phone."""
 
 
 def sweep_figure(sweep: LoadSweep, ttft_slo_s: float | None) -> go.Figure:
@@ -92,11 +105,10 @@ def sweep_figure(sweep: LoadSweep, ttft_slo_s: float | None) -> go.Figure:
             line={"dash": "dot", "color": "#dc2626"},
         )
     figure.update_layout(
-        height=400,
+        height=SWEEP_HEIGHT,
         xaxis=log_axis(t("lt.rate_axis"), rates),
         yaxis=log_axis("TTFT [ms]", [low, high], [ttft_slo_s / units.MS] if ttft_slo_s is not None else []),
-        title=t("lt.sweep_title"),
-        **LAYOUT,
+        **titled(t("lt.sweep_title")),
     )
     return figure.build()
 
@@ -109,11 +121,10 @@ def sweep_throughput_figure(sweep: LoadSweep) -> go.Figure:
     )
     figure.add_scatter(x=rates, y=rates, mode="lines", name=t("lt.offered"), line={"dash": "dot"})
     figure.update_layout(
-        height=400,
+        height=SWEEP_HEIGHT,
         xaxis=log_axis(t("lt.rate_axis"), rates),
         yaxis=log_axis(t("lt.throughput_axis"), rates, [p.request_throughput_per_s for p in sweep.points]),
-        title=t("lt.throughput_title"),
-        **LAYOUT,
+        **titled(t("lt.throughput_title")),
     )
     return figure.build()
 
@@ -141,8 +152,7 @@ def parity_figure(frame) -> go.Figure:
         height=460,
         xaxis=log_axis(t("val.measured"), *both),  # the same ticks on both axes: the diagonal reads true
         yaxis=log_axis(t("val.predicted"), *both),
-        title=t("val.parity_title"),
-        **LAYOUT,
+        **titled(t("val.parity_title")),
     )
     return figure.build()
 
@@ -171,7 +181,6 @@ def sensitivity_figure(swings, metric_label: str) -> go.Figure:
         barmode="overlay",
         height=360,
         xaxis_title=t("sens.axis", metric=metric_label),
-        title=t("sens.title", metric=metric_label),
-        **LAYOUT,
+        **titled(t("sens.title", metric=metric_label)),
     )
     return figure.build()

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from core.estimate.sweep import Sweep
 from core.spec import units
-from ui.charts import LAYOUT, log_axis
+from ui.charts import log_axis, titled
 from ui.figure import Figure
 from ui.i18n import t
 
@@ -16,6 +16,12 @@ from ui.i18n import t
 def shown_batches(total: int, wall: float, batch: int) -> int:
     """Batch sizes worth drawing: a few times the larger of the memory wall and the current batch."""
     return int(min(total, max(4 * wall, 2 * batch, 64)))
+
+
+def _away_from_edge(x: float, low: float, high: float) -> str:
+    """The side a point's label goes on, toward the middle of the axis from ``low`` to ``high``, so the
+    plot's edge never cuts it (the memory wall's label at the right edge read "mer")."""
+    return "left" if x > (low + high) / 2 else "right"
 
 
 def throughput_tpot_figure(grid: Sweep, row: int, batch: int, wall: int) -> go.Figure:
@@ -48,6 +54,7 @@ def throughput_tpot_figure(grid: Sweep, row: int, batch: int, wall: int) -> go.F
         line={"color": "#94a3b8", "dash": "dot"},
         hovertemplate=hover,
     )
+    low, high = float(np.nanmin(tpot_ms)), float(np.nanmax(tpot_ms))
     compute = np.flatnonzero(grid.decode_bound[row, :upto] == "compute")
     if compute.size:
         knee = compute[0]
@@ -57,7 +64,7 @@ def throughput_tpot_figure(grid: Sweep, row: int, batch: int, wall: int) -> go.F
             customdata=[batches[knee]],
             mode="markers+text",
             text=[t("triangle.knee", batch=int(batches[knee]))],
-            textposition="top left",
+            textposition=f"top {_away_from_edge(tpot_ms[knee], low, high)}",
             name=t("triangle.knee_name"),
             marker={"size": 11, "symbol": "diamond", "color": "#d97706"},
             hovertemplate=hover,
@@ -70,7 +77,7 @@ def throughput_tpot_figure(grid: Sweep, row: int, batch: int, wall: int) -> go.F
             customdata=[wall],
             mode="markers+text",
             text=[t("triangle.wall", batch=int(wall))],
-            textposition="bottom right",
+            textposition=f"bottom {_away_from_edge(tpot_ms[index], low, high)}",
             name=t("triangle.wall_name"),
             marker={"size": 11, "symbol": "x", "color": "#111827"},
             hovertemplate=hover,
@@ -89,8 +96,7 @@ def throughput_tpot_figure(grid: Sweep, row: int, batch: int, wall: int) -> go.F
         height=380,
         xaxis_title=t("triangle.tpot_axis"),
         yaxis_title=t("triangle.rate_axis"),
-        title=t("triangle.title"),
-        **LAYOUT,
+        **titled(t("triangle.title")),
     )
     return figure.build()
 
@@ -118,7 +124,6 @@ def ttft_figure(grid: Sweep, batch: int, input_len: int) -> go.Figure:
         height=380,
         xaxis=log_axis(t("ttft.batch_axis"), grid.batches),
         yaxis=log_axis(t("ttft.ttft_axis"), grid.ttft_s / units.MS),
-        title=t("ttft.title"),
-        **LAYOUT,
+        **titled(t("ttft.title")),
     )
     return figure.build()
