@@ -3,10 +3,20 @@ lists show names, and a model imported from a config.json rides in the link."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
+import sys
+from pathlib import Path
 
-from tests.app_helpers import DATA, metrics, open_app, open_form
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
+from streamlit.web.server.app_discovery import discover_asgi_app
+
+from tests.app_helpers import APP, DATA, _warm_process, metrics, open_app, open_form
+from ui.server_start import lifespan
 
 TINY = (DATA / "tiny_llama_config.json").read_text()
 
@@ -128,3 +138,75 @@ def test_the_language_switch_shows_each_language_by_its_name_and_the_link_keeps_
     assert "lang" not in at.query_params and at.title[0].value == "LLM Inference Tradeoff Explorer"
     at.segmented_control(key="lang").set_value("zh").run()
     assert at.query_params["lang"] in ("zh", ["zh"]) and at.title[0].value == "大模型推理权衡探索器"
+
+
+def open_at(url_path: str, **query) -> AppTest:
+    """A new session opened at ``/<url_path>?<query>``, as a browser opens a link.
+
+    AppTest has no public way to start at a page: before its first run, ``switch_page`` names a page
+    by its file, which in Streamlit's legacy mode for pages/ runs the file alone. A session opened at
+    a URL path asks for the st.Page whose ``url_path`` it is, whose hash is ``calc_hash(url_path)``."""
+    _warm_process()
+    at = AppTest.from_file(APP, default_timeout=30)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at._page_hash = calc_hash(url_path)
+    at.run()
+    assert not at.exception
+    return at
+
+
+@pytest.mark.parametrize(
+    ("url_path", "query", "title"),
+    [
+        ("plan", {"model": "qwen3-32b"}, "Plan: can this setup serve the load?"),
+        ("learn", {"model": "llama-3-8b", "gpu": "h100-sxm"}, "Learn: where every number comes from"),
+        (
+            "load-test",
+            {"model": "llama-3.1-8b", "gpu": "a10", "lt_rate": "1.78"},
+            "Load test: where does TTFT avalanche?",
+        ),
+        ("plan", {"gpu": "h100-sxm"}, "Plan: can this setup serve the load?"),
+        ("compare", {"model": "qwen3-8b", "gpu": "l4"}, "Compare scenarios"),
+        (
+            "workshop",
+            {"exercise": "3", "model": "llama-3.1-8b", "gpu": "a100-80gb", "input_len": "128", "batch": "32"},
+            "Workshop: seven exercises on inference tradeoffs",
+        ),
+        ("explorer", {"model": "qwen3-32b", "gpu": "h100-sxm"}, "LLM Inference Tradeoff Explorer"),
+    ],
+)
+def test_a_link_naming_catalog_ids_opens_the_page_its_path_names(url_path, query, title):
+    # regression (issue 28 item 4): the ids were turned into names by a rerun asked for before
+    # st.navigation had resolved the page, so the rerun carried the entry script's page and
+    # Streamlit opened the Explorer with the link's values
+    at = open_at(url_path, **query)
+    assert at.title[0].value == title
+    assert at.session_state["model"] == query.get("model", "llama-3.1-8b")
+    assert at.session_state["gpu"] == query.get("gpu", "a10")
+    assert not notices(at)
+    for key in ("input_len", "batch"):
+        if key in query:
+            assert at.number_input(key=key).value == int(query[key])
+    if "lt_rate" in query:  # a page's own input from the link, honoured on that page
+        assert at.number_input(key="lt_rate").value == pytest.approx(float(query["lt_rate"]))
+    if "exercise" in query:
+        assert at.header[0].value.startswith(f"Exercise {query['exercise']}:")
+
+
+def test_streamlit_run_starts_the_server_through_the_lifespan_that_turns_legacy_pages_off():
+    # `streamlit run app.py` serves the st.App app.py defines when imported, so its lifespan runs
+    # before the first session (issue 28 item 5: that session ran in Streamlit's legacy pages/ mode)
+    found = discover_asgi_app(Path(APP))
+    assert found.is_asgi_app and found.import_string == "app:app"
+
+    async def start() -> bool | None:
+        async with lifespan(None):
+            return PagesManager.uses_pages_directory
+
+    saved, PagesManager.uses_pages_directory = PagesManager.uses_pages_directory, None
+    try:
+        assert asyncio.run(start()) is False
+    finally:
+        PagesManager.uses_pages_directory = saved
+    assert "ui.preload" in sys.modules  # every module imported at the start, before any session

@@ -23,7 +23,7 @@ import streamlit as st
 from core.spec import json_fields
 from core.spec.hf_config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, ConfigError
 from ui.custom import add_imported_model, imported_config, imported_model
-from ui.i18n import t
+from ui.i18n import LANGUAGE_NAMES, t
 from ui.safe import escape_markdown
 
 OPENED = "link_opened"
@@ -38,9 +38,23 @@ NAMED = ("model", "gpu")
 """Select boxes that show names: a link may give the catalog id instead (what the CLI takes)."""
 
 
+def open_language() -> None:
+    """Before the navigation is built (app.py): a session opened by a link that names a language
+    (``lang=zh``) is in it from its first run, so the navigation's page titles are too. The sidebar's
+    language switch, built later, starts from this value; a value that names no language is left to
+    it (and judged as opened)."""
+    if "lang" not in st.session_state and (code := st.query_params.get("lang")) in LANGUAGE_NAMES:
+        st.session_state["lang"] = code
+
+
 def open_link(models: dict, gpus: dict) -> None:
     """Before the sidebar's widgets run: keep the query the session opened with (once), turn catalog
-    ids into the names the model and GPU lists show, and import a model the link carries."""
+    ids into the names the model and GPU lists show, and import a model the link carries.
+
+    Its rerun (the bound widgets read the URL as the run started) must come after ``st.navigation``
+    has resolved the page (app.py builds the navigation before the sidebar): a rerun asked for before
+    that carries the entry script's page instead of the one the link's path names, and Streamlit
+    then opens the default page, the Explorer."""
     if OPENED not in st.session_state:
         st.session_state[OPENED] = st.query_params.to_dict()
     renamed = False
