@@ -205,6 +205,7 @@ def test_streamlit_run_starts_the_server_through_the_lifespan_that_turns_legacy_
             return PagesManager.uses_pages_directory
 
     saved, PagesManager.uses_pages_directory = PagesManager.uses_pages_directory, None
+    sys.modules.pop("ui.preload", None)  # ui.preload holds no state: imported again by the lifespan
     try:
         assert asyncio.run(start()) is False
     finally:
