@@ -27,8 +27,21 @@ GPU_COLUMNS = (
     "source_read",
 )  # fmt: skip
 TFLOPS = {"bf16": "TFLOPS", "fp16": "TFLOPS", "fp8": "TFLOPS", "int8": "TOPS", "int4": "TOPS", "fp4": "TFLOPS"}
+MODEL_FIRST = ("name", "params_total_b", "params_active_b", "attention", "kv_bytes_per_token_16bit", "max_context",
+               "native_dtype", "source_url")  # fmt: skip
+GPU_FIRST = ("name", "memory_gib", "memory_bandwidth_gb_s", "bf16_tflops", "fp8_tflops", "price_per_hour_usd",
+             "source_url")  # fmt: skip
+TABLE_HEIGHT = 640
+"""About 17 rows at once (the default showed 10 of 75 models), the columns a reader compares first."""
+SOURCE_HOST = r"https?://(?:www\.)?([^/]+)"
+"""A source link shows its site; the whole address is the link."""
 MISSING = "—"
 """What a cell without a value shows (not "None"): no sliding window, no price, no FP4 units."""
+
+
+def first(frame: pd.DataFrame, columns) -> list[str]:
+    """Every column of ``frame``, ``columns`` first."""
+    return [*columns, *(c for c in frame.columns if c not in columns)]
 
 
 def headers(columns) -> dict:
@@ -45,11 +58,13 @@ with models_tab:
     st.dataframe(
         frame,
         width="stretch",
+        height=TABLE_HEIGHT,
         hide_index=True,
         placeholder=MISSING,
+        column_order=first(frame, MODEL_FIRST),
         column_config=headers(MODEL_COLUMNS)
         | {
-            "source_url": st.column_config.LinkColumn(t("catalog.source")),
+            "source_url": st.column_config.LinkColumn(t("catalog.source"), display_text=SOURCE_HOST),
             "params_total_b": st.column_config.NumberColumn(t("catalog.params_total"), format="%.2f"),
             "params_active_b": st.column_config.NumberColumn(t("catalog.params_active"), format="%.2f"),
             "params_total_published_b": st.column_config.NumberColumn(t("catalog.params_published"), format="%.2f"),
@@ -68,14 +83,17 @@ with gpus_tab:
             row[f"{key}_tflops"] = tflops.get(key)
         row["memory_basis"] = t(f"catalog.basis.{row['memory_basis']}")
         row["interconnect"] = t(f"catalog.link.{row['interconnect']}")
+    gpus = pd.DataFrame(rows)
     st.dataframe(
-        pd.DataFrame(rows),
+        gpus,
         width="stretch",
+        height=TABLE_HEIGHT,
         hide_index=True,
         placeholder=MISSING,
+        column_order=first(gpus, GPU_FIRST),
         column_config=headers(GPU_COLUMNS)
         | {f"{key}_tflops": st.column_config.NumberColumn(f"{key.upper()} [{unit}]") for key, unit in TFLOPS.items()}
-        | {"source_url": st.column_config.LinkColumn(t("catalog.source"))},
+        | {"source_url": st.column_config.LinkColumn(t("catalog.source"), display_text=SOURCE_HOST)},
     )
     st.caption(t("catalog.gpus_caption", count=len(rows)))
 with add_tab:

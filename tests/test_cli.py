@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from core.messages import duration
+from core.spec import units
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -245,3 +249,91 @@ def test_one_max_model_len_rule_for_estimate_check_and_simulate(cli):
     assert longest_request(*uniform) == 1650
     assert longest_request(Lengths(mean=1000, distribution="lognormal"), uniform[1]) is None  # no end: model context
     assert longest_request(np.array([10, 900]), np.array([5, 70])) == 970  # a CSV: its longest of each
+
+
+# audit D15: the CLI's text in words. A duration of 1,000 ms or more is printed in seconds, so a
+# figure of four digits or more before "ms" is the old formatting
+LONG_MS = re.compile(r"\b\d{1,3}(,\d{3})+(\.\d+)? ms|\b\d{4,}(\.\d+)? ms")
+A10 = ("--model", "llama-3.1-8b", "--gpu", "a10")
+
+
+def test_check_text_for_a_load_in_flight_reads_in_words(cli):
+    """The audit's `check --in-flight 50`: "about - users each", "$- per user-month", "up to 34 (users,
+    requests in flight or requests/s) pass", "2 GPU", "1 replica(s) of 1 GPU(s)"."""
+    code, out, err = cli("check", *A10, "--in-flight", "50")
+    assert code == 0, err
+    data = json.loads(cli("check", *A10, "--in-flight", "50", "--json")[1])
+    assert " - users" not in out and "$-" not in out and "(s)" not in out
+    assert f"up to {data['solvers']['max_load']:,} requests in flight pass" in out
+    assert data["cost"]["per_user_month_usd"] is None and "user-month" not in out  # no users: no user-month
+    fix_gpus = re.findall(r"\): (\d+) (GPUs?), \$|: (\d+) (GPUs?), \$", out)
+    counted = [(n or m, word or word2) for n, word, m, word2 in fix_gpus]
+    assert counted and all(word == ("GPU" if n == "1" else "GPUs") for n, word in counted)
+    assert "1 replica of 1 GPU" in out
+    # the steady state's TTFT and TPOT are printed without any SLO, as the JSON has them
+    assert f"TTFT {duration(data['ttft_ms'] * units.MS)}" in out
+    assert f"TPOT {duration(data['tpot_ms'] * units.MS)}" in out
+    assert not LONG_MS.search(out)
+
+
+def test_check_for_users_names_them_and_counts_replicas_in_words(cli):
+    argv = ("--model", "llama-3.1-8b", "--gpu", "a10", "--users", "50", "--tokens-per-s-per-user", "20")
+    code, out, _ = cli("check", *argv)
+    data = json.loads(cli("check", *argv, "--json")[1])
+    assert code == 0
+    assert f"up to {data['solvers']['max_load']:,} users pass" in out
+    assert re.search(r"the fewest GPUs of this type: 2 replicas of 1 GPU, about 25 users each: 2 GPUs", out)
+
+
+def test_check_in_chinese_translates_the_status_tags_and_the_model_line(cli):
+    code, out, _ = cli("check", *A10, "--in-flight", "50", "--lang", "zh")
+    assert code == 0
+    assert out.splitlines()[0] == "模型：llama-3.1-8b -> Llama-3.1-8B 架构，bf16"
+    tags = re.findall(r"^  \[([^\]]+)\]", out, flags=re.M)
+    assert tags and {t.strip() for t in tags} <= {"通过", "临界", "不通过"}
+    assert "[ok" not in out and "[failed" not in out and "[fails" not in out
+    assert "model:" not in out and "users" not in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        # the audit's PM case: 50 arriving together on an A10, TTFT 58,289 ms
+        ("estimate", *A10, "--input-len", "2000", "--output-len", "300", "--batch", "50"),
+        ("estimate", *A10, "--batch", "32", "--draft-model", "llama-3.2-1b"),
+        ("check", *A10, "--users", "50", "--prompt-len", "2000", "--answer-len", "300", "--ttft-slo-ms", "1000"),
+        ("simulate", *A10, "--users", "50", "--input-len", "2000", "--output-len", "300", "--num-requests", "200"),
+    ],
+)
+def test_every_command_prints_durations_from_one_second_in_seconds(cli, argv):
+    code, out, err = cli(*argv)
+    assert code == 0, err
+    assert not LONG_MS.search(out), LONG_MS.search(out).group(0)
+    assert re.search(r"\d s\b", out)  # these scenarios all have a duration over a second
+
+
+def test_estimate_prints_the_audits_58_second_ttft_in_seconds(cli):
+    argv = ("estimate", *A10, "--input-len", "2000", "--output-len", "300", "--batch", "50")
+    _, out, _ = cli(*argv)
+    ttft_ms = json.loads(cli(*argv, "--json")[1])["latency"]["ttft_ms"]
+    line = next(line for line in out.splitlines() if line.strip().startswith("TTFT"))  # arriving together
+    assert (
+        ttft_ms > 10_000
+        and duration(ttft_ms * units.MS) in line
+        and line.split()[1:3]
+        == [
+            f"{ttft_ms / 1000:.1f}",
+            "s",
+        ]
+    )
+
+
+def test_search_prints_each_points_durations_as_every_page_does(cli):
+    argv = ("search", "--model", "llama-3.1-8b", "--gpus", "a10,l4", "--users", "50", "--tp-options", "1,2")
+    code, out, _ = cli(*argv)
+    data = json.loads(cli(*argv, "--json")[1])
+    assert code == 0 and data["pareto"]
+    for point in data["pareto"][:12]:  # the text lists the first 12
+        shown = f"TTFT {duration(point['ttft_ms'] * units.MS)}, TPOT {duration(point['tpot_ms'] * units.MS)}"
+        assert shown in out
+    assert not LONG_MS.search(out)

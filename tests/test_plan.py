@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from core.messages import message
+from core.messages import duration, message
 from core.planning.check import check, in_flight_requests
 from core.planning.cost import cost
 from core.planning.fixes import family, fixes
@@ -265,7 +265,7 @@ def test_reports_carry_every_section_of_the_page(deploy, catalog, monkeypatch):
             assert words in text and "Llama-3.1-8B (llama-3.1-8b)" in text
             assert message("plan.max_users", lang) in text and message("plan.cheapest", lang) in text
             assert catalog.gpu(options[0].gpu_id).name in text
-            assert f"{data['ttft_ms']:,.0f} ms" in text  # the operating point
+            assert duration(data["ttft_ms"] * units.MS) in text  # the operating point, as every duration reads
         assert link in markdown and html.escape(link) in page
     assert "gpu_memory_utilization" not in "".join(row["label"] for row in data["inputs"])  # words, not keys
     kinds = [row[0] for row in csv.reader(io.StringIO(csv_report(data)))]

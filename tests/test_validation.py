@@ -111,10 +111,10 @@ def test_source_summary_counts_each_source_once():
     assert stats["sources"] == 2 and stats["median_ape"] == pytest.approx(0.30)
 
 
-def test_band_widens_the_estimate_by_the_p90_error():
+def test_band_divides_and_multiplies_the_estimate_by_the_p90_factor():
     result = band(100.0, "tpot_ms", "hbm")
-    assert result is not None and result.low < 100.0 < result.high
-    assert result.high == pytest.approx(100.0 * (1 + result.p90_error))
+    assert result is not None and 0 < result.low < 100.0 < result.high
+    assert result.high == pytest.approx(100.0 * result.factor) and result.low == pytest.approx(100.0 / result.factor)
 
 
 def test_sensitivity_signs(deploy):

@@ -27,7 +27,7 @@ from ui.engine_inputs import AUTO, LENGTHS, engine_domains, engine_inputs, show_
 from ui.i18n import LANGUAGE_NAMES, t
 from ui.levers import LeverInputs, active_lever_params, lever_inputs
 from ui.link_state import link_imported_model, open_link
-from ui.model_search import clear_search, model_search_box, searched_model
+from ui.model_search import clear_search, model_search_box, searched_model, stop_unmatched_search, typed_link_names
 from ui.safe import escape_markdown
 
 DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 8}
@@ -55,6 +55,7 @@ def models_and_gpus(catalog: Catalog) -> tuple[dict[str, ModelSpec], dict[str, G
 
 def render_sidebar(catalog: Catalog) -> None:
     models, gpus = models_and_gpus(catalog)
+    typed_link_names(models, gpus)
     open_link(models, gpus)
     models, gpus = models_and_gpus(catalog)  # with a model the link carried
     with st.sidebar:
@@ -140,6 +141,7 @@ def render_sidebar(catalog: Catalog) -> None:
     _store_scenario(
         model, gpus[gpu_id], (tp, dp), weight_name, kv_name, input_len, output_len, batch, engine, levers, models
     )
+    stop_unmatched_search()
 
 
 def _store_scenario(

@@ -11,6 +11,7 @@ from core.levers.registry import memory_part_labels
 from core.memory.capacity import KvCapacity, kv_capacity
 from core.memory.kv import kv_bytes_per_token, kv_heads_per_gpu, mha_equivalent
 from core.memory.state import state_bytes_per_request
+from core.messages import duration
 from core.spec import units
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
@@ -178,9 +179,9 @@ def format_estimate(e: Estimate) -> str:
         *_mha_lines(d.model, d.parallel.tp, kv["mha_equivalent"], kv["bytes_per_token"] > _own_kv(d)),
         "",
         f"latency and throughput, {e.workload.batch} requests arriving together ({e.running_batch} run at once)",
-        f"  TTFT  {lat['ttft_ms']:10.1f} ms   (prefill {data['bound']['prefill']}-bound)",
-        f"  TPOT  {lat['tpot_ms']:10.2f} ms   (decode {data['bound']['decode']}-bound)",
-        f"  E2E   {lat['e2e_ms']:10.1f} ms",
+        f"  TTFT  {duration(lat['ttft_ms'] * units.MS):>13}   (prefill {data['bound']['prefill']}-bound)",
+        f"  TPOT  {duration(lat['tpot_ms'] * units.MS):>13}   (decode {data['bound']['decode']}-bound)",
+        f"  E2E   {duration(lat['e2e_ms'] * units.MS):>13}",
         f"  output {tput['output_tokens_per_s']:10.1f} tokens/s, total {tput['total_tokens_per_s']:.1f} tokens/s",
         *_closed_loop_lines(data["closed_loop"]),
     ]
@@ -223,8 +224,8 @@ def _closed_loop_lines(loop: dict[str, Any]) -> list[str]:
     return [
         "",
         title,
-        f"  TTFT  {loop['ttft_ms']:10.1f} ms",
-        f"  TPOT  {loop['tpot_ms']:10.2f} ms",
+        f"  TTFT  {duration(loop['ttft_ms'] * units.MS):>13}",
+        f"  TPOT  {duration(loop['tpot_ms'] * units.MS):>13}",
         f"  output {loop['output_tokens_per_s']:10.1f} tokens/s",
     ]
 

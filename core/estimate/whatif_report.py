@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.estimate.whatif import Comparison, WhatIf
+from core.messages import duration
 from core.spec import units
 
 
@@ -92,10 +93,15 @@ def format_whatif(w: WhatIf) -> str:
         lines.append(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in settings.items()))
         before, after = entry["without"], entry["with"]
         lines.append(
-            f"    TTFT {before['ttft_ms']:.1f} -> {after['ttft_ms']:.1f} ms, "
-            f"TPOT {before['tpot_ms']:.2f} -> {after['tpot_ms']:.2f} ms, "
+            f"    TTFT {_shown(before['ttft_ms'])} -> {_shown(after['ttft_ms'])}, "
+            f"TPOT {_shown(before['tpot_ms'])} -> {_shown(after['tpot_ms'])}, "
             f"output {before['output_tokens_per_s']:.1f} -> {after['output_tokens_per_s']:.1f} tokens/s, "
             f"max concurrency {before['max_concurrency']} -> {after['max_concurrency']}"
             + ("" if before["fits"] else " (without it the workload does not fit)")
         )
     return "\n".join(lines)
+
+
+def _shown(ms: float) -> str:
+    """A duration of the JSON [ms] as the text shows every duration (:func:`core.messages.duration`)."""
+    return duration(ms * units.MS)

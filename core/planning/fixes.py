@@ -97,12 +97,13 @@ def _levers(
         )
     sizing = min_gpus(dep, req)
     if sizing is not None and sizing.replicas > 1:  # a single replica is the tensor-parallel lever below
-        per_replica = math.ceil(req.users / sizing.replicas) if req.load == "users" else None
-        yield (
-            notice("fix_replicas", replicas=sizing.replicas, tp=sizing.tp, users=per_replica or "-"),
-            None,
-            sizing.plan,
-        )
+        if req.load == "users":
+            words = notice(
+                "fix_replicas", replicas=sizing.replicas, tp=sizing.tp, users=math.ceil(req.users / sizing.replicas)
+            )
+        else:  # no users to share out: the layout alone
+            words = notice("fix_replicas_load", replicas=sizing.replicas, tp=sizing.tp)
+        yield words, None, sizing.plan
     for tp in wider_tp(dep):
         plan = run(lambda tp=tp: dep.with_tp(tp))
         if plan is not None:

@@ -8,10 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from core.estimate.provenance import deployment_inputs, provenance
-from core.messages import message
+from core.messages import duration, message
 from core.planning.answer import (
     cost_sentence,
-    operating_point,
     percent_text,
     plan_answer,
     price_text,
@@ -35,7 +34,7 @@ def _value(check: Check, value: float) -> str:
     if check.unit == "bytes":
         return f"{value / units.GiB:,.2f} GiB"
     if check.unit == "s":
-        return f"{value / units.MS:,.0f} ms"
+        return duration(value)
     if check.unit == "tokens/s":
         return f"{value:,.0f} tok/s"
     return f"{value:,.0f} tokens"
@@ -236,10 +235,11 @@ def fix_groups(fixes: list[Fix]) -> list[tuple[str, list[Fix]]]:
 def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
     lines = [data["answer"], ""]
     lines += [message("plan.in_flight_line", lang, in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight)]
-    if queue := queue_sentence(plan, lang):
+    if queue := queue_sentence(plan, lang):  # the operating point to quote ends the answer above
         lines.append(queue)
-    lines.append(operating_point(plan, lang))
-    lines += [""] + [f"  [{c.status:8}] {headroom_line(c, lang)}" for c in plan.checks]
+    tags = {s: message(f"status.{s}", lang) for s in ("ok", "marginal", "failed")}
+    width = max(map(len, tags.values()))
+    lines += [""] + [f"  [{tags[c.status]:{width}}] {headroom_line(c, lang)}" for c in plan.checks]
     if fixes:
         lines += ["", message("plan.fixes_title", lang)]
         for group, members in fix_groups(fixes):
@@ -248,7 +248,7 @@ def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
                 caveat = f" ({fix.caveat.text(lang)})" if fix.caveat else ""
                 status = message(f"status.{'ok' if fix.plan.verdict == 'feasible' else 'marginal'}", lang)
                 lines.append(
-                    f"  - [{status}] {fix.lever.text(lang)}{caveat}: {fix.num_gpus} GPU, "
+                    f"  - [{status}] {fix.lever.text(lang)}{caveat}: {message('counted.gpus', lang, n=fix.num_gpus)}, "
                     f"{price_text(fix.cost_per_hour, lang)}, {headroom_line(fix.plan.binding, lang)}"
                 )
     if data["cost"]:
@@ -260,7 +260,7 @@ def format_plan(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = 
             message(
                 "plan.solvers_line",
                 lang,
-                max_load=solvers["max_load"],
+                max_load=message(f"counted.{plan.requirement.load}", lang, n=f"{solvers['max_load']:,}"),
                 max_prompt=solvers["max_prompt_len"],
                 min_gpus=message(
                     "plan.min_gpus_value", lang, gpus=sizing["num_gpus"], replicas=sizing["replicas"], tp=sizing["tp"]
