@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from core.planning.requirement import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S
 from core.serving.load_sweep import load_sweep, predicted_rates, summarize
 from core.serving.traffic import LENGTH_DISTRIBUTIONS, Traffic, longest_request, read_lengths_csv
 from core.spec import units
@@ -44,8 +45,8 @@ with middle:
     spread = number(t("lt.spread"), "spread", 0.5, 0.0, 3.0)
     st.caption(t("lt.own_lengths"))  # the sidebar's lengths sit beside these: this page does not use them
 with right:
-    ttft_ms = number(t("lt.ttft_slo"), "ttft_ms", 1000.0, 0.0, 3_600_000.0)
-    tpot_ms = number(t("lt.tpot_slo"), "tpot_ms", 50.0, 0.0, 3_600_000.0)
+    ttft_ms = number(t("lt.ttft_slo"), "ttft_ms", DEFAULT_TTFT_SLO_S / units.MS, 0.0, 3_600_000.0)
+    tpot_ms = number(t("lt.tpot_slo"), "tpot_ms", DEFAULT_TPOT_SLO_S / units.MS, 0.0, 3_600_000.0)
     seed = number(t("lt.seed"), "seed", 0, 0, 2**31 - 1)
     upload = st.file_uploader(t("lt.csv"), type=["csv"], key="lt_csv", help=t("lt.csv_help"))
 

@@ -14,7 +14,7 @@ from core.planning.launch import serve_command
 from core.planning.report import headroom_line, plan_to_dict, solvers_to_dict
 from core.planning.report_csv import csv_report
 from core.planning.report_formats import html_report, markdown_report
-from core.planning.requirement import Requirement
+from core.planning.requirement import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, Requirement
 from core.spec import units
 from core.spec.engine_defaults import sized_max_model_len
 from ui import fmt
@@ -69,8 +69,9 @@ with middle:
     )
     st.caption(t("plan.own_lengths"))  # the sidebar's lengths sit beside these: this page does not use them
 with right:
-    ttft_ms = number(t("plan.ttft_slo"), "ttft_ms", 1000.0, 0.0, 3_600_000.0)
-    user_rate = number(t("plan.user_rate"), "user_rate", 20.0, 0.0, 100_000.0)
+    # the SLOs every check uses unless set (check, search, simulate and the Load test: the same)
+    ttft_ms = number(t("plan.ttft_slo"), "ttft_ms", DEFAULT_TTFT_SLO_S / units.MS, 0.0, 3_600_000.0)
+    user_rate = number(t("plan.user_rate"), "user_rate", 1 / DEFAULT_TPOT_SLO_S, 0.0, 100_000.0)
     catalog_price = dep.gpu.price_per_hour or 0.0
     price = following(  # the GPU's catalog price, until the user sets one
         t("plan.price"),

@@ -60,9 +60,12 @@ def test_a_shared_prefix_longer_than_the_prompt_is_refused_not_clamped(cli):
 
 
 def test_goodput_without_an_slo_says_so(cli):
-    args = ("simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--num-requests", "50", "--concurrency", "4")
+    base = ("simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--num-requests", "50", "--concurrency", "4")
+    # the Load test page's SLOs by default (1 s, 50 ms), so goodput is a share; 0 turns each off
+    assert json.loads(cli(*base, "--json")[1])["goodput"] == 1.0
+    args = (*base, "--ttft-slo-ms", "0", "--tpot-slo-ms", "0")
     code, out, _ = cli(*args)
     assert code == 0 and "goodput: no SLO set" in out and "goodput 100" not in out
     assert json.loads(cli(*args, "--json")[1])["goodput"] is None
     # with an SLO no request can meet (1 ms to the first token) the share is a number: 0
-    assert json.loads(cli(*args, "--json", "--ttft-slo-ms", "1")[1])["goodput"] == 0.0
+    assert json.loads(cli(*base, "--json", "--ttft-slo-ms", "1")[1])["goodput"] == 0.0

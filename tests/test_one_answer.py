@@ -208,3 +208,16 @@ def test_check_json_carries_the_queue_and_the_answer(cli):
     assert data["cost"]["achievable"] is False
     assert any(row["label"] == "Price per GPU-hour" for row in data["inputs"])
     assert any(row["label"] == "Efficiency assumptions" for row in data["inputs"])
+
+
+def test_the_plan_page_and_check_share_their_defaults(cli):
+    """D16: the page's default SLOs (TTFT 1 s, 20 tokens/s) were not check's (none), so one question
+    failed TPOT on the page and passed in the CLI. With nothing set, both give the same answer."""
+    at = _plan(open_app())
+    code, out, err = cli("check", "--model", "llama-3.1-8b", "--gpu", "a10", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["requirement"]["ttft_slo_ms"] == 1000 and data["requirement"]["tpot_slo_ms"] == 50
+    assert at.code[0].value == data["answer"]
+    code, out, _ = cli("check", "--model", "llama-3.1-8b", "--gpu", "a10", "--ttft-slo-ms", "0", "--json")
+    assert json.loads(out)["requirement"]["ttft_slo_ms"] is None  # 0 turns a limit off, as on the page

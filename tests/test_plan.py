@@ -322,7 +322,7 @@ def test_check_cli_text_and_presets(cli):
     [
         (["--users", "0"], "users must be"),
         (["--users", "5", "--in-flight", "5"], "not allowed with"),
-        (["--tokens-per-s-per-user", "0"], "above 0"),
+        (["--tokens-per-s-per-user", "-5"], "0 (no limit) or above"),  # 0 turns the limit off, as on the page
         (["--preset", "party"], "invalid choice"),
     ],
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 
 from core.cli.args import UsageError, deployment_from_args, heading
 from core.planning.check import check
@@ -16,7 +17,7 @@ from core.planning.fixes import fixes
 from core.planning.launch import serve_command
 from core.planning.presets import load_presets
 from core.planning.report import format_plan, plan_to_dict, solvers_to_dict
-from core.planning.requirement import Requirement
+from core.planning.requirement import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, Requirement
 from core.planning.solve import gpu_options, max_prompt_len, max_users, min_gpus
 from core.spec import units
 from core.spec.catalog import load_catalog
@@ -35,10 +36,22 @@ def add_requirement_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answer-len", type=int, help="typical answer tokens (default 300)")
     parser.add_argument("--prompt-len-p95", type=int, help="P95 prompt tokens (default: typical)")
     parser.add_argument("--answer-len-p95", type=int, help="P95 answer tokens (default: typical)")
-    parser.add_argument("--ttft-slo-ms", type=float, help="P95 time to first token limit")
+    parser.add_argument(
+        "--ttft-slo-ms",
+        type=float,
+        help=f"P95 time to first token limit (default {DEFAULT_TTFT_SLO_S / units.MS:g}, as the Plan page; 0: none)",
+    )
     slo = parser.add_mutually_exclusive_group()
-    slo.add_argument("--tpot-slo-ms", type=float, help="time per output token limit")
-    slo.add_argument("--tokens-per-s-per-user", type=float, help="streaming speed each user needs")
+    slo.add_argument(
+        "--tpot-slo-ms",
+        type=float,
+        help=f"time per output token limit (default {DEFAULT_TPOT_SLO_S / units.MS:g}, as the Plan page; 0: none)",
+    )
+    slo.add_argument(
+        "--tokens-per-s-per-user",
+        type=float,
+        help=f"streaming speed each user needs (default {1 / DEFAULT_TPOT_SLO_S:g}; 0: none)",
+    )
     parser.add_argument("--replicas", type=int, help="replicas sharing the load (default 1)")
     parser.add_argument(
         "--shared-prefix-len",
@@ -49,7 +62,10 @@ def add_requirement_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def requirement_from_args(args: argparse.Namespace) -> Requirement:
-    req = load_presets()[args.preset] if args.preset else Requirement()
+    """The requirement the flags describe: a preset's, else the Plan page's defaults (the same SLOs);
+    an SLO of 0 turns it off."""
+    default = Requirement(ttft_slo_s=DEFAULT_TTFT_SLO_S, tpot_slo_s=DEFAULT_TPOT_SLO_S)
+    req = load_presets()[args.preset] if args.preset else default
     changes: dict = {}
     for flag, field in (("users", "users"), ("in_flight", "in_flight"), ("request_rate", "rate_per_s")):
         if getattr(args, flag) is not None:
@@ -66,13 +82,13 @@ def requirement_from_args(args: argparse.Namespace) -> Requirement:
         if getattr(args, field) is not None:
             changes[field] = getattr(args, field)
     if args.ttft_slo_ms is not None:
-        changes["ttft_slo_s"] = args.ttft_slo_ms * units.MS
+        changes["ttft_slo_s"] = args.ttft_slo_ms * units.MS if args.ttft_slo_ms != 0 else None
     if args.tpot_slo_ms is not None:
-        changes["tpot_slo_s"] = args.tpot_slo_ms * units.MS
+        changes["tpot_slo_s"] = args.tpot_slo_ms * units.MS if args.tpot_slo_ms != 0 else None
     if args.tokens_per_s_per_user is not None:
-        if not args.tokens_per_s_per_user > 0:
-            raise UsageError("--tokens-per-s-per-user must be above 0")
-        changes["tpot_slo_s"] = 1 / args.tokens_per_s_per_user
+        if args.tokens_per_s_per_user < 0 or not math.isfinite(args.tokens_per_s_per_user):
+            raise UsageError("--tokens-per-s-per-user must be 0 (no limit) or above")
+        changes["tpot_slo_s"] = 1 / args.tokens_per_s_per_user if args.tokens_per_s_per_user else None
     return dataclasses.replace(req, **changes)
 
 

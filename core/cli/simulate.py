@@ -9,6 +9,7 @@ from pathlib import Path
 
 from core.cli.args import UsageError, deployment_from_args, heading
 from core.messages import duration
+from core.planning.requirement import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S
 from core.serving.load_sweep import summarize
 from core.serving.simulate import simulate
 from core.serving.traffic import LENGTH_DISTRIBUTIONS, Lengths, Traffic, longest_request, read_lengths_csv
@@ -32,8 +33,18 @@ def add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--lengths-csv", help="CSV of (prompt, answer) token counts, used instead of the lengths")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--ttft-slo-ms", type=float, help="for goodput")
-    parser.add_argument("--tpot-slo-ms", type=float, help="for goodput")
+    parser.add_argument(
+        "--ttft-slo-ms",
+        type=float,
+        default=DEFAULT_TTFT_SLO_S / units.MS,
+        help="for goodput (default %(default)g, as the Load test page; 0: none)",
+    )
+    parser.add_argument(
+        "--tpot-slo-ms",
+        type=float,
+        default=DEFAULT_TPOT_SLO_S / units.MS,
+        help="for goodput (default %(default)g; 0: none)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 

@@ -6,6 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 LOAD_KINDS = ("users", "in_flight", "rate")
+DEFAULT_TTFT_SLO_S = 1.0
+"""The TTFT limit a check uses unless one is given (Plan, Load test, ``check``, ``search``,
+``simulate``; 0 turns it off): "no multi-second stalls", the chapters' high-concurrency API
+(data/presets.toml, api)."""
+DEFAULT_TPOT_SLO_S = 0.05
+"""The TPOT limit used unless one is given: 20 tokens/s per user, faster than people read (the
+chapters' "TPOT tens of ms", data/presets.toml, chat)."""
 
 
 @dataclass(frozen=True, kw_only=True)
