@@ -15,7 +15,8 @@ from core.messages import message
 from core.spec import units
 from core.spec.deployment import Workload
 from tests.app_helpers import DEFAULT, DEFAULT_WORK, figures, open_app
-from ui.charts import CATEGORY_COLUMNS, TITLE_COLUMNS, _columns, log_axis, memory_parts, wrap_title
+from ui.chart_style import TITLE_COLUMNS, _columns, log_axis, wrap_title
+from ui.charts import CATEGORY_COLUMNS, memory_parts
 
 
 def log_axes(figure: dict) -> list[tuple[str, dict]]:

@@ -7,7 +7,8 @@ import plotly.graph_objects as go
 from core.estimate.result import Estimate
 from core.estimate.sweep import Sweep
 from core.spec import units
-from ui.charts import COLORS, PALETTE, memory_parts, titled
+from ui.chart_style import COLORS, PALETTE, titled
+from ui.charts import memory_parts
 from ui.figure import Figure
 from ui.i18n import t
 from ui.speed_charts import shown_batches

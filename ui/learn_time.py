@@ -17,9 +17,9 @@ from core.estimate.step_terms import StepTerms, step_terms
 from core.spec import units
 from core.spec.deployment import decode_context
 from ui import fmt
-from ui.charts import titled
+from ui.chart_style import titled
 from ui.explain import show_explanation
-from ui.figure import Figure
+from ui.figure import Figure, chart
 from ui.i18n import lang, t
 from ui.ticks import log_ticks
 
@@ -98,7 +98,7 @@ def render_time(result: Estimate) -> None:
     show_explanation(explained["tpot"], fmt.duration(lat.tpot_s))
     terms = step_terms(dep, shown_batches(result), decode_context(work.input_len, work.output_len))
     wall = max(result.kv.max_concurrency_at_request_len, 1)
-    st.plotly_chart(step_figure(terms, result.running_batch, wall), width="stretch", key="step_terms")
+    chart(st, step_figure(terms, result.running_batch, wall), key="step_terms")
     doubled = estimate(dep, dataclasses.replace(work, batch=2 * work.batch), enforce_context=False)
     knee = step_terms(dep, np.arange(1, 1025), decode_context(work.input_len, work.output_len)).knee
     past_wall = 2 * work.batch > wall

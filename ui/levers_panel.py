@@ -12,8 +12,8 @@ from core.spec import units
 from core.spec.deployment import Deployment, Workload
 from core.timing.phases import decode_step_time
 from ui import fmt
-from ui.charts import LAYOUT, PALETTE, log_axis, reference_line
-from ui.figure import Figure
+from ui.chart_style import LAYOUT, PALETTE, log_axis, reference_line
+from ui.figure import Figure, chart
 from ui.i18n import t
 
 SPEC_BATCHES = np.unique(np.geomspace(1, 1024, 41).round().astype(int))
@@ -30,11 +30,9 @@ def render_optimizations(dep: Deployment, work: Workload) -> None:
     for line in _details(effects):
         st.markdown(line)
     if effects.speculative is not None:
-        st.plotly_chart(speculation_figure(dep, work), width="stretch", key="spec_chart")
+        chart(st, speculation_figure(dep, work), key="spec_chart")
     if effects.attention is not None:
-        st.plotly_chart(
-            eager_figure(dep, effects.attention.comparison.without.memory.kv_budget), width="stretch", key="eager_chart"
-        )
+        chart(st, eager_figure(dep, effects.attention.comparison.without.memory.kv_budget), key="eager_chart")
 
 
 def _comparisons(effects: WhatIf) -> list[tuple[str, Comparison]]:

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from core.serving.load_sweep import LoadSweep
 from core.serving.sim_result import SimResult
 from core.spec import units
-from ui.charts import log_axis, titled
+from ui.chart_style import log_axis, titled
 from ui.figure import Figure
 from ui.i18n import t
 

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from core.estimate.sweep import Sweep
 from core.spec import units
-from ui.charts import log_axis, titled
+from ui.chart_style import log_axis, titled
 from ui.figure import Figure
 from ui.i18n import t
 
