@@ -7,6 +7,8 @@ the batch slider one step with the keyboard, ``--steps`` times (4 -> 6 -> 4 ...:
 the throughput differs). For each step it records, in the
 page's own clock (``performance.now()``), from the key press:
 
+- **sent**: the page sends the new slider value to the server (the slider's own delay);
+- **first**, **server**: the first and the last websocket message of the rerun arrive;
 - **metric**: the Throughput metric shows its new value (what a reader sees first);
 - **script**: the server's rerun has finished (the app's ``data-test-script-state`` back to
   ``notRunning``);
@@ -40,8 +42,10 @@ from workshop_servers import HOST, free_port, start_server  # noqa: E402
 # clock, so the server's share of a step is told apart from the browser's.
 WIRE = """
 (() => {
-  window.__frames = [];
+  window.__frames = []; window.__sent = [];
   const Native = window.WebSocket;
+  const send = Native.prototype.send;
+  Native.prototype.send = function (data) { window.__sent.push(performance.now()); return send.call(this, data); };
   window.WebSocket = function (...args) {
     const ws = new Native(...args);
     ws.addEventListener('message', e => window.__frames.push(
@@ -65,6 +69,7 @@ OBSERVE = """
 """
 
 STATE = "[data-testid='stApp']"
+IDLE = f"document.querySelector(\"{STATE}\").getAttribute('data-test-script-state') === 'notRunning'"
 
 
 def _settle(page, quiet_s: float = 1.0) -> None:
@@ -80,8 +85,8 @@ def _settle(page, quiet_s: float = 1.0) -> None:
 
 STEP = """
 () => {
-  window.__t0 = performance.now(); window.__frames = []; window.__metric = null; window.__done = null;
-  const app = document.querySelector("[data-testid='stApp']");
+  window.__t0 = performance.now(); window.__frames = []; window.__sent = [];
+  window.__metric = null; window.__done = null;
   // the metric is looked up again on each change: React may replace its node rather than its text
   const read = () => {
     const metric = [...document.querySelectorAll("[data-testid='stMetric']")]
@@ -95,10 +100,12 @@ STEP = """
   }).observe(document.body, {subtree: true, childList: true, characterData: true});
   let seenRun = false;
   new MutationObserver((records, obs) => {  // a run may start and end within one batch of records
-    const s = app.getAttribute('data-test-script-state');
+    const s = document.querySelector("[data-testid='stApp']").getAttribute('data-test-script-state');
     if (s === 'running' || records.some(r => r.oldValue === 'running')) seenRun = true;
     if (seenRun && s === 'notRunning') { window.__done = performance.now(); obs.disconnect(); }
-  }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+  }).observe(document.body, {  // the app's root, found again: it may be a new node by the run's end
+    subtree: true, attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state'],
+  });
 }
 """
 
@@ -107,7 +114,7 @@ DRAWN = f"""() => {{
   const charts = document.querySelectorAll("{CHARTS}").length;
   return charts > 0 && document.querySelectorAll('.js-plotly-plot').length >= charts;
 }}"""
-KEYS = ("server", "metric", "script", "settled", "long_tasks", "ws_kib", "remounts")
+KEYS = ("sent", "first", "server", "metric", "script", "settled", "long_tasks", "ws_kib", "remounts")
 TAG_CHARTS = "() => document.querySelectorAll('.js-plotly-plot').forEach(n => { n.__beforeStep = true; })"
 NEW_CHARTS = "() => [...document.querySelectorAll('.js-plotly-plot')].filter(n => !n.__beforeStep).length"
 
@@ -138,20 +145,22 @@ def measure(url: str, steps: int, chromium: str, view: str | None = None) -> dic
             slider.focus()
             page.evaluate(STEP)
             slider.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")  # 4 <-> 6: both fit, both differ
-            try:
-                page.wait_for_function("() => window.__done !== null && window.__metric !== null", timeout=60_000)
-            except Exception as error:
-                done, shown = page.evaluate("() => [window.__done, window.__metric]")
-                raise RuntimeError(f"step {step}: the script ended at {done}, the metric changed at {shown}") from error
+            page.wait_for_function(
+                f"() => window.__metric !== null && (window.__done !== null || {IDLE})", timeout=60_000
+            )
             _settle(page)
-            t0, metric, done, frames, recorded = page.evaluate(
-                "() => [window.__t0, window.__metric, window.__done, window.__frames, window.__marks]"
+            t0, metric, done, frames, sent, recorded = page.evaluate(
+                "() => [window.__t0, window.__metric, window.__done, window.__frames, window.__sent, window.__marks]"
             )
             last_task = max((s + d for s, d in recorded["tasks"] if s >= t0), default=t0)
             last_mutation = max((m for m in recorded["mutations"] if m >= t0), default=t0)
+            out["sent"].append(min(sent) - t0)
+            out["first"].append(min(at for at, _ in frames) - t0)
             out["server"].append(max(at for at, _ in frames) - t0)
             out["metric"].append(metric - t0)
-            out["script"].append(done - t0)
+            # a short rerun can go running -> notRunning within one React render, leaving the attribute
+            # unchanged: then the script ended with its last message (script_finished)
+            out["script"].append((done if done is not None else max(at for at, _ in frames)) - t0)
             out["settled"].append(max(last_task, last_mutation) - t0)
             out["long_tasks"].append(sum(d for s, d in recorded["tasks"] if s >= t0))
             out["ws_kib"].append(sum(size for _, size in frames) / 1024)
