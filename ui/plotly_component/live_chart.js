@@ -197,19 +197,29 @@ export function themed(spec, theme) {
   }
   const height = layout.height;
   layout.height = Number.isFinite(height) && height >= 10 ? height : DEFAULT_HEIGHT;
-  layout.autosize = true;
-  delete layout.width; // stretch: the container's width, followed by the ResizeObserver below
+  delete layout.width; // stretch: draw() gives the container's width, as st.plotly_chart does
   figure.data ??= [];
   return figure;
 }
 
+// Streamlit's chart toolbar: no Plotly logo, no cloud export, no lasso or box select without a
+// selection callback, and a Fullscreen button first (here the browser's fullscreen of the chart).
 const CONFIG = {
   displaylogo: false,
   showSendToCloud: false,
   modeBarButtonsToRemove: ["lasso2d", "select2d", "sendChartToCloud"],
 };
+const FULLSCREEN_ICON = {
+  width: 1000,
+  height: 1000,
+  path: "M0 0h350v100H100v250H0zM1000 0v350H900V100H650V0zM0 1000V650h100v250h250v100zM1000 1000H650V900h250V650h100z",
+};
 
-const charts = new WeakMap(); // parentElement -> {node, latest, drawing}
+const charts = new WeakMap(); // parentElement -> the chart's state
+
+function fullscreen(chart) {
+  return document.fullscreenElement === chart.node;
+}
 
 function chartFor(parent) {
   let chart = charts.get(parent);
@@ -220,24 +230,49 @@ function chartFor(parent) {
     node.style.width = "100%";
     node.style.minWidth = `${MIN_WIDTH}px`;
     parent.appendChild(node);
-    chart = { node, latest: null, drawing: false, error: null };
+    chart = { node, parent, latest: null, shown: null, width: 0, drawing: false, error: null, background: "" };
+    const refit = () => {
+      // redrawn at the screen's height, then back at its own (the document hears both changes)
+      node.style.background = fullscreen(chart) ? chart.background : "";
+      if (!fullscreen(chart)) document.removeEventListener("fullscreenchange", refit);
+      chart.latest ??= chart.shown;
+      draw(chart);
+    };
+    const toggle = () => {
+      if (fullscreen(chart)) return document.exitFullscreen();
+      document.addEventListener("fullscreenchange", refit);
+      return node.requestFullscreen().catch(() => document.removeEventListener("fullscreenchange", refit));
+    };
+    chart.config = {
+      ...CONFIG,
+      modeBarButtonsToAdd: [{ name: "Fullscreen", title: "Fullscreen", icon: FULLSCREEN_ICON, click: toggle }],
+    };
     charts.set(parent, chart);
-    new ResizeObserver(() => {
-      if (window.Plotly && chart.node.data) window.Plotly.Plots.resize(chart.node);
-    }).observe(parent);
+    const resized = new ResizeObserver(() => {
+      if (!parent.isConnected) resized.disconnect(); // the element left the page (a closed tab)
+      else if (parent.clientWidth > 0 && parent.clientWidth !== chart.width && chart.shown !== null) {
+        chart.latest ??= chart.shown; // redrawn at the container's new width (not while hidden)
+        draw(chart);
+      }
+    });
+    resized.observe(parent);
   }
   return chart;
 }
 
-async function draw(chart, plotlySrc, failed) {
-  if (chart.drawing) return; // the running draw picks up chart.latest when it ends
+async function draw(chart) {
+  if (chart.drawing || chart.latest === null) return; // a running draw picks up chart.latest when it ends
   chart.drawing = true;
   try {
-    const Plotly = await loadPlotly(plotlySrc);
+    const Plotly = await loadPlotly(chart.plotly);
     while (chart.latest !== null) {
       const figure = chart.latest;
       chart.latest = null;
-      await Plotly.react(chart.node, figure.data, figure.layout, CONFIG);
+      chart.shown = figure;
+      const full = fullscreen(chart);
+      chart.width = Math.max((full ? chart.node : chart.parent).clientWidth, MIN_WIDTH);
+      const height = full ? window.innerHeight : figure.layout.height;
+      await Plotly.react(chart.node, figure.data, { ...figure.layout, width: chart.width, height }, chart.config);
     }
     chart.error?.remove();
     chart.error = null;
@@ -248,7 +283,7 @@ async function draw(chart, plotlySrc, failed) {
       chart.error.setAttribute("role", "alert");
       chart.node.before(chart.error);
     }
-    chart.error.textContent = failed;
+    chart.error.textContent = chart.failed;
   } finally {
     chart.drawing = false;
   }
@@ -256,6 +291,8 @@ async function draw(chart, plotlySrc, failed) {
 
 export default function ({ data, parentElement }) {
   const chart = chartFor(parentElement);
-  chart.latest = themed(JSON.parse(data.spec), readTheme(parentElement));
-  draw(chart, data.plotly, data.failed);
+  const theme = readTheme(parentElement);
+  Object.assign(chart, { plotly: data.plotly, failed: data.failed, background: theme.bg });
+  chart.latest = themed(JSON.parse(data.spec), theme);
+  draw(chart);
 }
