@@ -202,24 +202,16 @@ export function themed(spec, theme) {
   return figure;
 }
 
-// Streamlit's chart toolbar: no Plotly logo, no cloud export, no lasso or box select without a
-// selection callback, and a Fullscreen button first (here the browser's fullscreen of the chart).
+// Streamlit's chart toolbar without its Fullscreen button (the charts keep only "download as PNG",
+// ui/chart_style.py, so that on a phone the bar stays clear of the title): no Plotly logo, no cloud
+// export, no lasso or box select without a selection callback.
 const CONFIG = {
   displaylogo: false,
   showSendToCloud: false,
   modeBarButtonsToRemove: ["lasso2d", "select2d", "sendChartToCloud"],
 };
-const FULLSCREEN_ICON = {
-  width: 1000,
-  height: 1000,
-  path: "M0 0h350v100H100v250H0zM1000 0v350H900V100H650V0zM0 1000V650h100v250h250v100zM1000 1000H650V900h250V650h100z",
-};
 
 const charts = new WeakMap(); // parentElement -> the chart's state
-
-function fullscreen(chart) {
-  return document.fullscreenElement === chart.node;
-}
 
 function chartFor(parent) {
   let chart = charts.get(parent);
@@ -230,23 +222,7 @@ function chartFor(parent) {
     node.style.width = "100%";
     node.style.minWidth = `${MIN_WIDTH}px`;
     parent.appendChild(node);
-    chart = { node, parent, latest: null, shown: null, width: 0, drawing: false, error: null, background: "" };
-    const refit = () => {
-      // redrawn at the screen's height, then back at its own (the document hears both changes)
-      node.style.background = fullscreen(chart) ? chart.background : "";
-      if (!fullscreen(chart)) document.removeEventListener("fullscreenchange", refit);
-      chart.latest ??= chart.shown;
-      draw(chart);
-    };
-    const toggle = () => {
-      if (fullscreen(chart)) return document.exitFullscreen();
-      document.addEventListener("fullscreenchange", refit);
-      return node.requestFullscreen().catch(() => document.removeEventListener("fullscreenchange", refit));
-    };
-    chart.config = {
-      ...CONFIG,
-      modeBarButtonsToAdd: [{ name: "Fullscreen", title: "Fullscreen", icon: FULLSCREEN_ICON, click: toggle }],
-    };
+    chart = { node, parent, latest: null, shown: null, width: 0, drawing: false, error: null };
     charts.set(parent, chart);
     const resized = new ResizeObserver(() => {
       if (!parent.isConnected) resized.disconnect(); // the element left the page (a closed tab)
@@ -269,10 +245,8 @@ async function draw(chart) {
       const figure = chart.latest;
       chart.latest = null;
       chart.shown = figure;
-      const full = fullscreen(chart);
-      chart.width = Math.max((full ? chart.node : chart.parent).clientWidth, MIN_WIDTH);
-      const height = full ? window.innerHeight : figure.layout.height;
-      await Plotly.react(chart.node, figure.data, { ...figure.layout, width: chart.width, height }, chart.config);
+      chart.width = Math.max(chart.parent.clientWidth, MIN_WIDTH);
+      await Plotly.react(chart.node, figure.data, { ...figure.layout, width: chart.width }, CONFIG);
     }
     chart.error?.remove();
     chart.error = null;
@@ -291,8 +265,7 @@ async function draw(chart) {
 
 export default function ({ data, parentElement }) {
   const chart = chartFor(parentElement);
-  const theme = readTheme(parentElement);
-  Object.assign(chart, { plotly: data.plotly, failed: data.failed, background: theme.bg });
-  chart.latest = themed(JSON.parse(data.spec), theme);
+  Object.assign(chart, { plotly: data.plotly, failed: data.failed });
+  chart.latest = themed(JSON.parse(data.spec), readTheme(parentElement));
   draw(chart);
 }
