@@ -11,6 +11,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from core.spec.deployment import Workload
+from ui.plotly_component import figure_of
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 DATA = Path(__file__).resolve().parent / "data"
@@ -45,7 +46,12 @@ def values(field) -> np.ndarray:
 
 
 def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    """Every figure the page drew: the charts updated in place (ui/plotly_component) in page order, then
+    any st.plotly_chart (the clickable fronts of Plan's search)."""
+    live = (figure_of(element.proto) for element in at.get("bidi_component"))
+    return [figure for figure in live if figure is not None] + [
+        json.loads(chart.proto.spec) for chart in at.get("plotly_chart")
+    ]
 
 
 _warmed = []
