@@ -21,9 +21,6 @@ from ui import fmt
 
 CHARTS = "[data-testid='stLivePlotlyChart']"
 PLOTTED = re.compile(r"\bjs-plotly-plot\b")  # the class plotly.js gives a node it has drawn
-# app.py's page icon, which Streamlit fetches from Google's icon host: issue 28 item 8, fixed apart.
-# Every other request to another host fails the tests here.
-PAGE_ICON = "https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/speed/default/24px.svg"
 
 
 @pytest.fixture
@@ -39,8 +36,7 @@ def page_and_outside(browser, server):  # noqa: F811
             local.append(url)
             request_route.continue_()
         else:
-            if url != PAGE_ICON:
-                outside.append(url)
+            outside.append(url)
             request_route.abort()
 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
