@@ -11,6 +11,7 @@ from core.spec.catalog import load_catalog
 from ui import compare_charts, compare_state, fmt
 from ui.cache import batch_sweep
 from ui.compare_state import MAX_COMPARED, MAX_SAVED
+from ui.figure import chart
 from ui.i18n import t
 
 st.title(t("compare.title"))
@@ -80,5 +81,5 @@ for (name, _), item in zip(numbered, picked, strict=True):
     saved_dep, saved_work = item["scenario"].deployment, item["scenario"].workload
     curves.append((name, batch_sweep(saved_dep, (saved_work.input_len,), saved_work.output_len), saved_work.batch))
 left, right = st.columns(2)
-left.plotly_chart(compare_charts.compare_curves(curves), width="stretch", key="compare_curves")
-right.plotly_chart(compare_charts.compare_memory(numbered), width="stretch", key="compare_memory")
+chart(left, compare_charts.compare_curves(curves), key="compare_curves")
+chart(right, compare_charts.compare_memory(numbered), key="compare_memory")

@@ -13,6 +13,7 @@ from core.spec.catalog import load_catalog
 from core.spec.deployment import Workload
 from ui import charts, fmt
 from ui.explain import show_explanation
+from ui.figure import chart
 from ui.i18n import t
 from ui.learn_levers import render_levers
 from ui.learn_state import render_state
@@ -80,7 +81,7 @@ peak, _ = dep.gpu.flops_for(dep.weights)
 points = {}
 for name, phase in ((t("learn.prefill"), result.latency.prefill), (t("learn.decode"), result.latency.decode)):
     points[name] = (float(phase.flops / phase.bytes_moved), float(phase.flops / phase.seconds))
-st.plotly_chart(charts.roofline_figure(peak, dep.gpu.memory_bandwidth, points), width="stretch", key="roofline")
+chart(st, charts.roofline_figure(peak, dep.gpu.memory_bandwidth, points), key="roofline")
 st.markdown(
     t("learn.roofline_body", prefill=t(f"bound.{result.bound_prefill}"), decode=t(f"bound.{result.bound_decode}"))
 )

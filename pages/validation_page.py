@@ -10,6 +10,7 @@ from core.validation.log_parse import LogError, parse_benchmark, parse_startup_l
 from ui import sim_charts
 from ui.calibration import apply_calibration
 from ui.download import download_button
+from ui.figure import chart
 from ui.i18n import t
 from ui.safe import escape_markdown
 from ui.sidebar import require_scenario
@@ -38,7 +39,7 @@ st.dataframe(
     },
 )
 st.caption(t("val.summary_caption", sources=source_count()))
-st.plotly_chart(sim_charts.parity_figure(frame), width="stretch", key="val_parity")
+chart(st, sim_charts.parity_figure(frame), key="val_parity")
 with st.expander(t("val.rows", count=len(frame))):
     st.dataframe(
         frame,
