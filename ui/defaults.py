@@ -28,6 +28,17 @@ DEFAULTS = "_inputs_default"
 """Session key: {input key: the default it had on its last run}, for :func:`mark` and the notes."""
 
 
+def bound_input(draw, key: str, default: Any, **widget: Any) -> Any:
+    """Draw ``draw`` (``st.slider``, ``st.number_input``) bound to the URL under ``key``, its default
+    following the scenario until the user sets it; ``widget`` holds its label, range and help. The
+    default is also the widget's own: Streamlit leaves a bound value equal to it out of the URL, so
+    a link carries exactly the values the user set."""
+    follow(key, default)
+    value = draw(value=default, key=key, bind="query-params", on_change=mark, args=(key,), **widget)
+    settled(key, value)
+    return value
+
+
 def same(a: Any, b: Any) -> bool:
     """Equal, floats to 9 significant digits (a slider's float against a computed default)."""
     if isinstance(a, float) or isinstance(b, float):

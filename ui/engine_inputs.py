@@ -67,25 +67,11 @@ FRACTION_FLAGS = {
 
 
 def _slider(label: str, key: str, low: float, high: float, default: float, step: float, help: str) -> float:
-    """A URL-bound slider whose default follows the scenario unless the user set it
-    (:mod:`ui.defaults`). The default is also passed to the widget on every run: Streamlit leaves a
-    bound value equal to the widget's default out of the URL, so a value the link must carry (one
-    the user set) is one that differs from it."""
-    defaults.follow(key, float(default))
-    value = st.slider(
-        label,
-        low,
-        high,
-        float(default),
-        step=step,
-        key=key,
-        bind="query-params",
-        help=help,
-        on_change=defaults.mark,
-        args=(key,),
+    """A URL-bound slider whose default follows the GPU, the engine and the release until the user
+    sets it (:func:`ui.defaults.bound_input`)."""
+    return defaults.bound_input(
+        st.slider, key, float(default), label=label, min_value=low, max_value=high, step=step, help=help
     )
-    defaults.settled(key, value)
-    return value
 
 
 def engine_domains() -> dict[str, str]:

@@ -23,22 +23,10 @@ def number(label: str, name: str, default, low, high, help: str | None = None):
 
 def following(label: str, name: str, default, low, high, help: str | None = None):
     """A number bound to the URL as ``plan_<name>`` whose default follows the scenario (the GPU's
-    price, the typical length for its P95) until the user sets it (:mod:`ui.defaults`)."""
-    key = PREFIX + name
-    defaults.follow(key, default)
-    value = st.number_input(
-        label,
-        min_value=low,
-        max_value=high,
-        value=default,
-        key=key,
-        bind="query-params",
-        help=help,
-        on_change=defaults.mark,
-        args=(key,),
+    price, the typical length for its P95) until the user sets it (:func:`ui.defaults.bound_input`)."""
+    return defaults.bound_input(
+        st.number_input, PREFIX + name, default, label=label, min_value=low, max_value=high, help=help
     )
-    defaults.settled(key, value)
-    return value
 
 
 def load_kind() -> str:
