@@ -13,7 +13,7 @@ import pytest
 
 from core.messages import message
 from core.planning.report_formats import BAR_SCALE, STATUS_COLORS
-from tests.test_browser import ARTIFACTS, browser, open_page, server, settled  # noqa: F401 (fixtures)
+from tests.test_browser import ARTIFACTS, WAIT_MS, browser, open_page, server, settled  # noqa: F401 (fixtures)
 
 BARS_JS = """
 (table) => [...table.querySelectorAll('tr')].map((row) => {
@@ -33,8 +33,22 @@ BARS_JS = """
 """
 
 TRACES_JS = """
-(plot) => plot.data.map((t) => ({name: t.name, x: Array.from(t.x), y: Array.from(t.y), text: Array.from(t.text)}))
+(plot) => plot.data ? plot.data.map((t) => ({name: t.name, x: Array.from(t.x), y: Array.from(t.y),
+                                             text: Array.from(t.text)})) : null
 """
+
+
+def traces(plot) -> list[dict]:
+    """The plotted traces, once Plotly has drawn them: st.plotly_chart remounts a chart whose spec
+    changed, so right after a rerun the node found may not carry its data yet (seen under load)."""
+    import time
+
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while (found := plot.evaluate(TRACES_JS)) is None:
+        assert time.monotonic() < deadline, "the chart was never drawn"
+        time.sleep(0.1)
+    return found
+
 
 POINTS_JS = """
 (plot) => [...plot.querySelectorAll('.scatterlayer .trace')].map((trace) =>
@@ -114,7 +128,7 @@ def test_a_clicked_front_point_loads_and_the_front_stays(open_page):  # noqa: F8
     cost = page.locator(".js-plotly-plot").filter(has=page.locator(".g-xtitle", has_text="USD per 1M output tokens"))
     expect(cost).to_have_count(1)
     expect(cost.locator(".scatterlayer path.point").first).to_be_visible()  # plotted
-    before = cost.evaluate(TRACES_JS)
+    before = traces(cost)
     labels = [label for trace in before for label in trace["text"]]
     assert labels and all(label.startswith(("NVIDIA A10 ", "NVIDIA L4 ", "NVIDIA H100 ")) for label in labels)
     trace, index = next(
@@ -127,7 +141,7 @@ def test_a_clicked_front_point_loads_and_the_front_stays(open_page):  # noqa: F8
     settled(page)
     expect(page.get_by_role("combobox", name="GPU", exact=True)).to_have_value("NVIDIA H100 SXM5 80GB")
     expect(page.get_by_test_id("stException")).to_have_count(0)
-    after = cost.evaluate(TRACES_JS)
+    after = traces(cost)
     assert after[: len(before)] == before  # the front clicked, point for point
     circled = after[-1]
     assert circled["name"] == message("search.chosen", "en")
