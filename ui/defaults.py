@@ -11,8 +11,9 @@ and a value popped from the session leaves the browser showing the old one, whic
 switch sends back (the UX audit's D2: the A10's efficiencies came back on an H100 after Explorer ->
 Plan -> Explorer). So the value is set before each widget is drawn, which also tells the browser.
 
-Use: ``expected = follow(key, default)`` before the widget (drawn with ``on_change=mark, args=(key,)``
-or calling :func:`mark` from its own callback), then ``settled(key, value)`` with what it returned.
+Use: :func:`bound_input` draws such an input (:func:`follow` before it, :func:`mark` as its change
+callback, :func:`settled` after it); :func:`assign` sets one for the user, :func:`show_set` says which
+are set.
 """
 
 from __future__ import annotations
