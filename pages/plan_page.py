@@ -84,9 +84,7 @@ with right:
 # an input set by the user no longer follows the GPU or the typical length: say so, with a way back
 show_set(
     [PREFIX + name for name in FOLLOWING],
-    lambda key: t(
-        {"plan_price": "plan.price", "plan_prompt_p95": "plan.prompt_len_p95"}.get(key, "plan.answer_len_p95")
-    ),
+    lambda key: t(FOLLOWING[key.removeprefix(PREFIX)]),
     lambda key, value: "—" if value is None else (f"${value:,.2f}" if key == "plan_price" else f"{value:,}"),
 )
 

@@ -59,7 +59,8 @@ _warmed = []
 
 def _warm_process() -> None:
     """In AppTest the first session of a process drops its first widget change (Streamlit's legacy
-    pages/ mode before st.navigation has run; app.py handles it for a real server's first visitor),
+    pages/ mode before st.navigation has run; ui/server_start.py turns it off before a real server's
+    first visitor, but AppTest resets it on every run),
     so one throwaway session with a change runs first, whatever order pytest picks."""
     if not _warmed:
         _warmed.append(True)

@@ -7,14 +7,6 @@ import pytest
 from tests.app_helpers import metrics, open_app, shown
 
 
-@pytest.fixture(scope="module", autouse=True)
-def warm_process():
-    """In AppTest the first session of a process drops its first widget change (Streamlit's legacy
-    pages/ mode before st.navigation has run; app.py handles it for a real server's first visitor),
-    so these tests start after one session has run, whatever order pytest picks."""
-    open_app().number_input(key="batch").set_value(2).run()
-
-
 def search(at, typed: str):
     at.text_input(key="model_search").set_value(typed).run()
     assert not at.exception

@@ -10,6 +10,7 @@ Playwright's 5 s default.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -57,29 +58,14 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+@contextlib.contextmanager
+def run_server(script: Path = ROOT / "app.py"):
+    """``streamlit run script`` on loopback from the project's folder (its .streamlit/config.toml),
+    yielding its URL once its health endpoint answers; stopped on exit."""
     port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(ROOT / "app.py"),
-            "--server.headless",
-            "true",
-            "--server.address",
-            "127.0.0.1",
-            "--server.port",
-            str(port),
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true"]
+    command += ["--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -98,6 +84,12 @@ def server():
 
 
 @pytest.fixture(scope="module")
+def server():
+    with run_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def browser(server):
     if CHROMIUM is None:
         if os.environ.get("CI"):
@@ -110,10 +102,18 @@ def browser(server):
 
         expect.set_options(timeout=WAIT_MS)
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        # No warm-up session: the first test is the fresh server's first visitor, whose session
-        # Streamlit starts in its legacy pages/ mode (app.py reruns it once; see there).
+        # No warm-up session: the first test is the fresh server's first visitor (ui/server_start.py
+        # turns Streamlit's legacy pages/ mode off before it arrives).
         yield browser
         browser.close()
+
+
+def local_context(browser, server: str, **options):
+    """A new browser context that reaches only ``server`` (every other request aborted);
+    ``options`` are Playwright's (viewport, is_mobile, ...)."""
+    context = browser.new_context(**options)
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
+    return context
 
 
 @pytest.fixture
@@ -121,10 +121,7 @@ def open_page(browser, server):
     contexts = []
 
     def open_(path: str = "", height: int = 1000):
-        context = browser.new_context(viewport={"width": 1400, "height": height})
-        context.route(
-            "**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort()
-        )
+        context = local_context(browser, server, viewport={"width": 1400, "height": height})
         contexts.append(context)
         tab = context.new_page()
         tab.set_default_timeout(WAIT_MS)

@@ -21,7 +21,7 @@ import re
 import pytest
 
 from core.messages import message
-from tests.test_browser import ARTIFACTS, WAIT_MS, browser, server, settled  # noqa: F401 (fixtures)
+from tests.test_browser import ARTIFACTS, WAIT_MS, browser, local_context, server, settled  # noqa: F401 (fixtures)
 
 VIEWPORTS = {"desktop": (1440, 900), "phone": (390, 844)}
 OVER_BUDGET = "?model=llama-3.1-8b&gpu=a10&batch=32"
@@ -175,11 +175,13 @@ def open_at(browser, server):  # noqa: F811 (the fixtures imported above)
     def open_(path: str, viewport: str):
         width, height = VIEWPORTS[viewport]
         phone = viewport == "phone"
-        context = browser.new_context(
-            viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone, device_scale_factor=1
-        )
-        context.route(
-            "**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort()
+        context = local_context(
+            browser,
+            server,
+            viewport={"width": width, "height": height},
+            is_mobile=phone,
+            has_touch=phone,
+            device_scale_factor=1,
         )
         contexts.append(context)
         page = context.new_page()

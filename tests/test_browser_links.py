@@ -16,8 +16,7 @@ import pytest
 
 from core.messages import message
 from core.teaching.exercises import load_exercises
-from tests.test_browser import CATALOG, ROOT, WAIT_MS, browser, press, server, settled  # noqa: F401
-from tests.test_browser_live import run_server
+from tests.test_browser import CATALOG, ROOT, WAIT_MS, browser, press, run_server, server, settled  # noqa: F401
 from ui.sidebar import DEFAULTS
 
 TITLES = {

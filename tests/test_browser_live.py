@@ -6,17 +6,11 @@ Skips without Chromium outside CI and fails in CI (the fixtures of tests/test_br
 
 from __future__ import annotations
 
-import contextlib
 import re
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-from tests.test_browser import ROOT, WAIT_MS, _free_port, browser, expected, metric, press, server  # noqa: F401
+from tests.test_browser import ROOT, WAIT_MS, browser, expected, metric, press, run_server, server  # noqa: F401
 from ui import fmt
 
 CHARTS = "[data-testid='stLivePlotlyChart']"
@@ -115,30 +109,6 @@ def test_a_live_chart_hovers_and_follows_its_containers_width(page_and_outside, 
     )
 
     assert outside == []
-
-
-@contextlib.contextmanager
-def run_server(script: Path):
-    """``streamlit run script`` on loopback from the project's folder (its .streamlit/config.toml theme)."""
-    port = _free_port()
-    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true"]
-    command += ["--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("streamlit server did not become healthy") from None
-                time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 SIDE_BY_SIDE = """

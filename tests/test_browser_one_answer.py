@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from core.messages import message
 from core.spec.catalog import load_catalog
-from tests.test_browser import browser, expected, metric, open_page, server, settled  # noqa: F401 (fixtures)
+from tests.test_browser import browser, expected, local_context, metric, open_page, server, settled  # noqa: F401 (fixtures)
 from ui import fmt
 
 H100 = "NVIDIA H100 SXM5 80GB"
@@ -81,8 +81,7 @@ def test_on_a_phone_the_answer_comes_before_the_inputs(browser, server):  # noqa
     """At 390 x 844 the verdict sentence is above Plan's inputs and the Explorer's metrics, in Chinese."""
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
+    context = local_context(browser, server, viewport={"width": 390, "height": 844})
     try:
         for path, below in (("plan?lang=zh", "stNumberInput"), ("?lang=zh", "stMetric")):
             page = context.new_page()

@@ -70,18 +70,6 @@ POINTS_JS = """
 """
 
 
-@pytest.fixture(scope="module", autouse=True)
-def first_visit(browser, server):  # noqa: F811 (fixtures)
-    """A fresh server's first visitor gets Streamlit's "Page not found" dialog over the page (issue
-    28, item 5, tested in its own tests): one visit to the root first, so these tests meet the page."""
-    context = browser.new_context()
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server) else route.abort())
-    page = context.new_page()
-    page.goto(server)
-    settled(page)
-    context.close()
-
-
 def _rgb(hex_colour: str) -> str:
     r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgb({r}, {g}, {b})"

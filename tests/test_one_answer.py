@@ -130,7 +130,7 @@ def test_a_full_engine_queues_and_ttft_says_so(deploy):
     holds 13 and the simulator's median TTFT is tens of seconds."""
     dep = deploy(gpu="a10", max_model_len=4096)
     plan = check(dep, CHAT_A10)
-    ceiling = admission_ceiling(dep, CHAT_A10)
+    ceiling = admission_ceiling(estimate(dep, Workload(input_len=2000, output_len=300)))
     assert plan.in_flight > ceiling == plan.running and plan.queued and not plan.unbounded
     ttft = next(c for c in plan.checks if c.name == "ttft")
     assert ttft.status == "failed" and ttft.need > 10  # seconds, not 404 ms

@@ -89,18 +89,11 @@ def fix_values(current: Plan, fix: Plan) -> dict[str, Any]:
     return out
 
 
-FOLLOWING = ("util", "plan_prompt_p95", "plan_answer_p95")
-"""Inputs whose default follows the scenario: a fix's value for them is kept as set."""
-
-
 def _apply(current: Plan, fix: Fix) -> None:
     """Button callback (before the widgets): set the inputs; a new GPU brings its catalog price."""
     values = fix_values(current, fix.plan)
     for key, value in values.items():
-        if key in FOLLOWING:
-            defaults.assign(key, value)
-        else:
-            st.session_state[key] = value
+        defaults.assign(key, value)  # the user's now: kept as set where the default would follow
     if "gpu" in values:
         defaults.reset("plan_price")  # the fix was priced at the new GPU's catalog price
     st.session_state[APPLIED] = (notice_text(fix.lever), numbers(current))

@@ -83,7 +83,8 @@ def mark(key: str) -> None:
 
 
 def assign(key: str, value: Any) -> None:
-    """Set ``key`` for the user (a preset, a calibration, a loaded point): kept as set."""
+    """Set ``key`` for the user (a preset, a calibration, a loaded point, a fix): kept as set if its
+    default follows the scenario (any other input simply holds it)."""
     _set_values()[key] = value
     st.session_state[key] = value
 

@@ -12,8 +12,8 @@ from ui.i18n import t
 
 PREFIX = "plan_"
 LOAD_PARAM = "load"
-FOLLOWING = ("price", "prompt_p95", "answer_p95")
-"""Plan inputs whose default follows the scenario (:func:`following`)."""
+FOLLOWING = {"price": "plan.price", "prompt_p95": "plan.prompt_len_p95", "answer_p95": "plan.answer_len_p95"}
+"""Plan inputs whose default follows the scenario (:func:`following`), with their labels' keys."""
 
 
 def number(label: str, name: str, default, low, high, help: str | None = None):
@@ -54,8 +54,5 @@ def apply_preset() -> None:
         "user_rate": 1 / req.tpot_slo_s if req.tpot_slo_s else 0.0,
         "shared_prefix": req.shared_prefix_len,
     }
-    for name, value in values.items():
-        if name in FOLLOWING:  # the preset's own value, kept when the typical length changes
-            defaults.assign(PREFIX + name, value)
-        else:
-            st.session_state[PREFIX + name] = value
+    for name, value in values.items():  # the preset's values, kept as set (a P95 then stays the preset's)
+        defaults.assign(PREFIX + name, value)

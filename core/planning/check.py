@@ -20,6 +20,7 @@ its concurrency ceiling. Each has a ratio need / limit: ok up to 0.85, marginal 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -163,10 +164,16 @@ def in_flight_requests(dep: Deployment, req: Requirement) -> float:
     return _first_crossing(grid, excess)
 
 
-def admission_ceiling(dep: Deployment, req: Requirement) -> int:
-    """Requests one replica runs at once: max_num_seqs and the KV cache at the typical length (>= 1)."""
-    typical = estimate(dep, Workload(input_len=req.prompt_len, output_len=req.answer_len), enforce_context=False)
-    return int(max(min(typical.kv.max_concurrency_at_request_len, typical.max_running), 1))
+def concurrency_ceiling(e: Estimate) -> int:
+    """Requests one replica can run at once at ``e``'s request length: max_num_seqs (per rank, x dp)
+    and the requests its KV cache holds (0 when it holds none)."""
+    return int(min(e.kv.max_concurrency_at_request_len, e.max_running))
+
+
+def admission_ceiling(e: Estimate) -> int:
+    """Requests the engine runs at once, at least the one it always admits: the wait for a slot
+    starts above it."""
+    return max(concurrency_ceiling(e), 1)
 
 
 def _admission_wait(req: Requirement, running: float, state: SteadyState) -> float:
@@ -180,18 +187,20 @@ def _admission_wait(req: Requirement, running: float, state: SteadyState) -> flo
 
 def check(dep: Deployment, req: Requirement) -> Plan:
     """Verdict for ``req`` on ``dep`` (per replica; the load is spread evenly over replicas)."""
-    batch = in_flight_requests(dep, req)
-    ceiling = admission_ceiling(dep, req)
-    engine_runs = min(batch, float(ceiling))  # the engine runs full at its ceiling, the rest wait
-    state = steady_state(dep, engine_runs, req.prompt_len, req.answer_len)
-    wait = _admission_wait(req, engine_runs, state) if batch > ceiling else 0.0
-    if math.isinf(batch):
-        batch = float(ceiling)  # the KV check counts what the engine holds; the queue is the wait's
-    running = max(math.ceil(batch - 1e-9), 1)
+    asked = in_flight_requests(dep, req)
     # a request longer than max_model_len is the context check's failure, not an error
-    work = Workload(input_len=req.prompt_len, output_len=req.answer_len, batch=running)
-    base = estimate(dep, work, enforce_context=False)
+    typical = Workload(input_len=req.prompt_len, output_len=req.answer_len)
+    if math.isinf(asked):  # no concurrency drains this rate: the KV check counts what the engine holds
+        batch = float(admission_ceiling(estimate(dep, typical, enforce_context=False)))
+    else:
+        batch = asked
+    running = max(math.ceil(batch - 1e-9), 1)
+    base = estimate(dep, dataclasses.replace(typical, batch=running), enforce_context=False)
     mem = base.memory
+    ceiling = admission_ceiling(base)  # the KV budget and max_num_seqs do not depend on the batch
+    engine_runs = min(asked, float(ceiling))  # the engine runs full at its ceiling, the rest wait
+    state = steady_state(dep, engine_runs, req.prompt_len, req.answer_len)
+    wait = _admission_wait(req, engine_runs, state) if asked > ceiling else 0.0
 
     # per GPU, the running requests of the busiest rank (all of them at dp 1) at typical length, one
     # of them a P95 (long-tail) request; a shared prefix once
@@ -218,8 +227,8 @@ def check(dep: Deployment, req: Requirement) -> Plan:
         checks.append(Check("tpot", state.tpot_s, req.tpot_slo_s, "s"))
     if req.load != "in_flight":  # a fixed concurrency states no throughput demand
         # what the load asks for: the steady state at the in-flight count it would reach unqueued
-        asked = state if batch <= ceiling else steady_state(dep, batch, req.prompt_len, req.answer_len)
-        checks.append(_throughput_check(dep, req, asked, base))
+        unqueued = state if batch <= ceiling else steady_state(dep, batch, req.prompt_len, req.answer_len)
+        checks.append(_throughput_check(dep, req, unqueued, base))
     worst = math.ceil(req.users / req.replicas) if req.load == "users" else running
     return Plan(
         deployment=dep,
@@ -239,7 +248,7 @@ def _throughput_check(dep: Deployment, req: Requirement, state: SteadyState, bas
     the most the replica sustains at its concurrency ceiling."""
     rate = req.rate_per_s / req.replicas if req.load == "rate" else state.request_rate
     demand = rate * req.answer_len
-    ceiling = min(base.kv.max_concurrency_at_request_len, base.max_running)
+    ceiling = concurrency_ceiling(base)
     if ceiling < 1:
         return Check("throughput", demand, 0.0, "tokens/s")
     best = steady_state(dep, float(ceiling), req.prompt_len, req.answer_len)
