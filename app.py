@@ -84,6 +84,10 @@ def main() -> None:
 if __name__ == "__main__":  # a session's run
     main()
 else:  # imported by `streamlit run app.py` to start the server
+    from starlette.middleware import Middleware
+
+    from ui.query_limit import QueryLimit
     from ui.server_start import lifespan
 
-    app = st.App(__file__, lifespan=lifespan)
+    # a link whose query Streamlit would drop whole reopens its page with a notice (ui/query_limit.py)
+    app = st.App(__file__, lifespan=lifespan, middleware=[Middleware(QueryLimit)])

@@ -9,13 +9,19 @@ with what the input takes ("batch=-5 ignored: must be 1 to 1024").
 Two things a link carries besides widget values: catalog ids where the sidebar lists names (the
 CLI's ``model=qwen3-8b`` reads as ``Qwen3-8B``), and a model imported from a config.json in
 another session, which rides in the ``mcfg`` parameter as its compressed config
-(:func:`link_imported_model`) and is imported again when the link opens.
+(:func:`link_imported_model`) and is imported again when the link opens; its name is cleaned as the
+import form cleans a typed one (:func:`ui.safe.clean_name`).
+
+What no input can judge is named on the session's first run (:func:`open_language`): a key given
+twice with different values (both refused: which one the link meant is unknown), and a query that
+Streamlit would have dropped whole (:mod:`ui.query_limit` sends the browser back without it).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
@@ -24,7 +30,8 @@ from core.spec import json_fields
 from core.spec.hf_config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, ConfigError
 from ui.custom import add_imported_model, imported_config, imported_model
 from ui.i18n import LANGUAGE_NAMES, t
-from ui.safe import escape_markdown
+from ui.query_limit import DROPPED_PARAM, MAX_QUERY_CHARS, MAX_QUERY_FIELDS, dropped_size
+from ui.safe import clean_name, escape_markdown
 
 OPENED = "link_opened"
 """Session key: the query parameters not judged yet (key -> value as the link had it)."""
@@ -36,13 +43,26 @@ MAX_MODEL_CHARS = 6000
 beyond this the page says the model is not in the link."""
 NAMED = ("model", "gpu")
 """Select boxes that show names: a link may give the catalog id instead (what the CLI takes)."""
+DOMAINS = "link_domains"
+"""Session key: what each page input that records it takes, in words (:func:`record_domain`)."""
+REFUSED = "link_refused"
+"""Session key: the first run took values out of the URL, so the next run must read it again."""
+SHOWN_VALUES = 3
+"""Values of a repeated key quoted in its notice."""
 
 
 def open_language() -> None:
     """Before the navigation is built (app.py): a session opened by a link that names a language
     (``lang=zh``) is in it from its first run, so the navigation's page titles are too. The sidebar's
     language switch, built later, starts from this value; a value that names no language is left to
-    it (and judged as opened)."""
+    it (and judged as opened).
+
+    Before that, on the session's first run, the values no input can judge leave the URL with a
+    notice: a key given twice with different values, and the marker :mod:`ui.query_limit` leaves for
+    a query Streamlit would have dropped whole. (Before anything else reads the URL: the model search
+    rewrites a typed ``model`` to one value.)"""
+    if OPENED not in st.session_state and REFUSED not in st.session_state:
+        st.session_state[REFUSED] = _refuse_repeated() | _refuse_dropped()
     if "lang" not in st.session_state and (code := st.query_params.get("lang")) in LANGUAGE_NAMES:
         st.session_state["lang"] = code
 
@@ -69,7 +89,8 @@ def open_link(models: dict, gpus: dict) -> None:
     infinite = [key for key, raw in st.query_params.items() if key not in NAMED and _infinite(raw)]
     for key in infinite:
         del st.query_params[key]
-    if renamed or infinite:  # the bindings read the URL as the run started: run again on the new one
+    refused = st.session_state.pop(REFUSED, False)
+    if renamed or infinite or refused:  # the bindings read the URL as the run started: run again on the new one
         st.rerun()
     token = st.query_params.get(MODEL_PARAM)
     if token and st.session_state.get("link_model_restored") != token:
@@ -78,7 +99,9 @@ def open_link(models: dict, gpus: dict) -> None:
             payload = json_fields.unpack(token, MAX_MODEL_CHARS, MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH + 1)
             if not isinstance(payload, dict) or not isinstance(payload.get("c"), dict):
                 raise ValueError(f"{MODEL_PARAM}: not an object holding a config.json")
-            name = payload.get("n") if isinstance(payload.get("n"), str) else ""
+            # the name as the import form cleans a typed one: a link must not place a link or formatting
+            # on the page (F6: "[answer key](https://evil…)" was drawn as a link on Compare)
+            name = clean_name(payload["n"], "") if isinstance(payload.get("n"), str) else ""
             model = imported_model(payload["c"], name)
         except (ValueError, ConfigError) as err:
             _ignore(MODEL_PARAM, token[:24] + "…", escape_markdown(str(err)))
@@ -115,12 +138,26 @@ def judge_link(checks: Callable[[], tuple[dict[str, Callable[[Any], str]], dict[
     if not ready:
         return
     labels, domains = checks()
+    domains = domains | st.session_state.get(DOMAINS, {})
     for key in ready:
         raw = opened.pop(key)
         value = st.session_state[key]
         label = labels.get(key)
         if not _holds(raw, value, label(value) if label and value is not None else None):
             _ignore(key, raw, domains.get(key) or t("link.not_taken"))
+
+
+def record_domain(key: str, domain: str) -> None:
+    """What the page input ``key`` takes, in words, for the notice of a link value it did not take."""
+    st.session_state.setdefault(DOMAINS, {})[key] = domain
+
+
+def judge_choice(param: str, options: Sequence[str]) -> None:
+    """A choice kept in the URL by hand (:func:`ui.url_inputs.choice`) read the link's ``param``: a
+    value that is none of ``options`` is named with them (it opened at the first)."""
+    opened: dict[str, str] = st.session_state.get(OPENED, {})
+    if param in opened and (raw := opened.pop(param)) not in options:
+        _ignore(param, raw, ", ".join(options))
 
 
 def show_ignored() -> None:
@@ -133,8 +170,45 @@ def show_ignored() -> None:
 
 
 def _ignore(key: str, raw: str, domain: str) -> None:
-    shown = escape_markdown(raw if len(raw) <= 40 else raw[:40] + "…")
-    st.session_state.setdefault(IGNORED, []).append(t("link.ignored", param=key, value=shown, domain=domain))
+    _note(t("link.ignored", param=_shown(key), value=_shown(raw), domain=domain))
+
+
+def _note(text: str) -> None:
+    st.session_state.setdefault(IGNORED, []).append(text)
+
+
+def _shown(raw: str) -> str:
+    """A key or value from the link as a notice quotes it, inside a code span (where Markdown draws
+    nothing, links included): at most 40 characters, a backtick (which would end the span, and a
+    backslash does not escape it there) as ', line breaks as spaces."""
+    return re.sub(r"\s", " ", (raw if len(raw) <= 40 else raw[:40] + "…").replace("`", "'"))
+
+
+def _refuse_repeated() -> bool:
+    """Keys the link gives more than once with different values leave the URL, named with their
+    values (Streamlit would take the last without a word); whether any did."""
+    repeated = {key: values for key in st.query_params if len(set(values := st.query_params.get_all(key))) > 1}
+    for key, values in repeated.items():
+        shown = ", ".join(f"`{_shown(v)}`" for v in values[:SHOWN_VALUES]) + ("…" if len(values) > SHOWN_VALUES else "")
+        _note(t("link_query.repeated", param=_shown(key), count=len(values), values=shown))
+        del st.query_params[key]
+    return bool(repeated)
+
+
+def _refuse_dropped() -> bool:
+    """The marker of a query Streamlit would have dropped (:mod:`ui.query_limit`) leaves the URL,
+    said as what was lost; whether there was one."""
+    raw = st.query_params.get(DROPPED_PARAM)
+    if raw is None:
+        return False
+    del st.query_params[DROPPED_PARAM]
+    dropped = dropped_size(raw)
+    if dropped is None:
+        _ignore(DROPPED_PARAM, raw, t("link_query.dropped_domain"))
+    else:
+        chars, fields = dropped
+        _note(t("link_query.dropped", chars=chars, fields=fields, max_chars=MAX_QUERY_CHARS, max_fields=MAX_QUERY_FIELDS))
+    return True
 
 
 def _infinite(raw: str) -> bool:
