@@ -1,12 +1,21 @@
 """One command for a bigger room: N ``streamlit run app.py`` processes on loopback behind HAProxy.
 
 Owns the scale-out deployment: it writes HAProxy's config from ``deploy/haproxy.cfg.template``
-(a sticky cookie per browser, the websocket tunnel, health checks on ``/_stcore/health``), starts
-the Streamlit processes on consecutive loopback ports with the repository's ``.streamlit/config.toml``,
-waits until each answers its health endpoint, runs HAProxy in the foreground and waits until HAProxy
-reports every process UP. Ctrl-C or SIGTERM stops every process it started; if HAProxy exits, the
-rest stop too. A Streamlit process that dies is reported once; HAProxy's health checks then send
-its students to the others.
+(a sticky cookie per browser, the websocket tunnel, health checks on ``/_stcore/health``, buffers
+sized for the longest link the app makes), starts the Streamlit processes on consecutive loopback
+ports with the repository's ``.streamlit/config.toml``, waits until each answers its health
+endpoint, runs HAProxy in the foreground and waits until HAProxy reports every process UP. Ctrl-C
+or SIGTERM stops every process it started; if HAProxy exits, the rest stop too.
+
+A room that heals: a Streamlit process that dies is restarted on its port, after a back-off of
+1 s that doubles each time it dies again within a minute of starting (2, 4, 8 ... up to 60 s), so
+one that keeps dying is not restarted in a tight loop. Each exit and each return is one line on
+stderr. Meanwhile HAProxy's health checks send its students to the others.
+
+The room's health: ``GET /_room/health`` on HAProxy's port answers 200 while HAProxy has every
+process UP and 503 while it has any DOWN (HAProxy answers it itself: ``monitor-uri``). A restart
+takes 2-4 s; the Dockerfile's HEALTHCHECK asks every 20 s and reports the container unhealthy after
+three 503s in a row: a room short of capacity for longer than a restart takes, not a restart.
 
 Run:  .venv/bin/python deploy/serve.py --processes 3 --port 8501
       (HAProxy on 127.0.0.1:8501, Streamlit on 127.0.0.1:8502-8504; add --bind 0.0.0.0 to serve
@@ -33,14 +42,22 @@ from pathlib import Path
 from string import Template
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as `python deploy/serve.py`: the app's packages live at the root
+    sys.path.insert(0, str(ROOT))
+
+from deploy.link_limits import MAX_REWRITE, buffer_size  # noqa: E402
+
 TEMPLATE = Path(__file__).with_name("haproxy.cfg.template")
 LOOPBACK = "127.0.0.1"
 COOKIE = "EXPLORER_BACKEND"  # the sticky cookie HAProxy inserts (named in the template)
 STATS_SOCKET = "haproxy.sock"  # in the run directory, next to haproxy.cfg
+ROOM_HEALTH = "/_room/health"  # 200 while every Streamlit process is UP, else 503 (the Dockerfile asks it)
 SBIN_DIRS = ("/usr/sbin", "/usr/local/sbin")  # where Debian installs haproxy; not on a user's PATH
 START_TIMEOUT_S = 120.0  # every process healthy and UP in HAProxy within this (3 take 5-10 s on 2 cores)
 STOP_TIMEOUT_S = 15.0  # then SIGKILL
 POLL_S = 0.2
+FIRST_RESTART_S, MAX_RESTART_S = 1.0, 60.0  # the back-off before a restart; doubles while a process keeps dying
+STABLE_S = 60.0  # a process that ran this long before it died starts its back-off again at FIRST_RESTART_S
 
 
 class LaunchError(Exception):
@@ -51,7 +68,11 @@ class LaunchError(Exception):
 class Child:
     name: str
     proc: subprocess.Popen
-    reported: bool = False  # its unexpected exit has been reported
+    port: int | None = None  # a Streamlit process's port; None for HAProxy
+    started: float = 0.0  # when it was (re)started [monotonic s]
+    delay: float = 0.0  # its last back-off [s]
+    restart_at: float | None = None  # it died: restart it then [monotonic s]
+    died: float | None = None  # it died and is not healthy again yet: when [monotonic s]
 
 
 class StopFlag:
@@ -84,7 +105,16 @@ def haproxy_config(bind: str, port: int, backend_ports: list[int], stats_socket:
     servers = "\n".join(
         f"    server {server_name(i)} {LOOPBACK}:{p} check cookie {server_name(i)}" for i, p in enumerate(backend_ports)
     )
-    return Template(TEMPLATE.read_text()).substitute(bind=bind, port=port, servers=servers, stats_socket=stats_socket)
+    return Template(TEMPLATE.read_text()).substitute(
+        bind=bind,
+        port=port,
+        servers=servers,
+        processes=len(backend_ports),
+        stats_socket=stats_socket,
+        room_health=ROOM_HEALTH,
+        bufsize=buffer_size(),
+        maxrewrite=MAX_REWRITE,
+    )
 
 
 def streamlit_command(port: int) -> list[str]:
@@ -104,6 +134,10 @@ def streamlit_command(port: int) -> list[str]:
         "--browser.gatherUsageStats",
         "false",
     ]
+
+
+def start_streamlit(port: int) -> subprocess.Popen:
+    return subprocess.Popen(streamlit_command(port), cwd=ROOT, stdout=subprocess.DEVNULL)
 
 
 def haproxy_stats(stats_socket: Path) -> list[dict[str, str]]:
@@ -171,21 +205,40 @@ def stop_all(children: list[Child]) -> None:
             proc.wait()
 
 
-def _supervise(children: list[Child], haproxy: Child, stop: StopFlag) -> int:
-    """Until a signal or HAProxy's exit: report a Streamlit process that died, once."""
+def _log(line: str) -> None:
+    print(f"serve: {line}", file=sys.stderr, flush=True)
+
+
+def tend(child: Child, now: float) -> None:
+    """One look at a Streamlit process: note its death and when to restart it (the back-off doubles
+    while it keeps dying within :data:`STABLE_S` of starting), restart it when that time comes, and
+    say when it answers its health endpoint again."""
+    if child.restart_at is not None:
+        if now >= child.restart_at:
+            child.proc, child.started, child.restart_at = start_streamlit(child.port), now, None
+        return
+    if child.proc.poll() is None:
+        if child.died is not None and healthy(child.port):
+            _log(f"{child.name} is back, {time.monotonic() - child.died:.1f} s after it exited")
+            child.died = None
+        return
+    ran = now - child.started
+    child.delay = FIRST_RESTART_S if ran >= STABLE_S or not child.delay else min(2 * child.delay, MAX_RESTART_S)
+    child.restart_at, child.died = now + child.delay, child.died or now
+    _log(
+        f"{child.name} exited with code {child.proc.returncode} after {ran:.1f} s; HAProxy sends its students "
+        f"to the other processes; restarting it in {child.delay:.0f} s"
+    )
+
+
+def _supervise(backends: list[Child], haproxy: Child, stop: StopFlag) -> int:
+    """Until a signal or HAProxy's exit: restart a Streamlit process that died (:func:`tend`)."""
     while not stop:
         if haproxy.proc.poll() is not None:
-            print(f"serve: haproxy exited with code {haproxy.proc.returncode}; stopping", file=sys.stderr)
+            _log(f"haproxy exited with code {haproxy.proc.returncode}; stopping")
             return haproxy.proc.returncode or 1
-        for child in children:
-            if child is not haproxy and not child.reported and child.proc.poll() is not None:
-                child.reported = True
-                print(
-                    f"serve: {child.name} exited with code {child.proc.returncode}; "
-                    "HAProxy marks it DOWN and sends its students to the other processes",
-                    file=sys.stderr,
-                    flush=True,
-                )
+        for child in backends:
+            tend(child, time.monotonic())
         time.sleep(POLL_S)
     return 0
 
@@ -197,8 +250,8 @@ def serve(haproxy: str, processes: int, bind: str, port: int, backend_port: int,
     children: list[Child] = []
     try:
         for p in ports:
-            proc = subprocess.Popen(streamlit_command(p), cwd=ROOT, stdout=subprocess.DEVNULL)
-            children.append(Child(f"streamlit on port {p}", proc))
+            children.append(Child(f"streamlit on port {p}", start_streamlit(p), p, time.monotonic()))
+        backends = list(children)
         _wait("the Streamlit processes", lambda: all(healthy(p) for p in ports), children, stop)
         config, stats_socket = run_dir / "haproxy.cfg", run_dir / STATS_SOCKET
         config.write_text(haproxy_config(bind, port, ports, stats_socket))
@@ -207,10 +260,10 @@ def serve(haproxy: str, processes: int, bind: str, port: int, backend_port: int,
         _wait("HAProxy", lambda: all_up(stats_socket), children, stop)
         print(
             f"serve: http://{bind}:{port} -> {processes} Streamlit processes on {LOOPBACK}:{ports[0]}-{ports[-1]} "
-            f"(HAProxy stats: {stats_socket}); Ctrl-C stops them all",
+            f"(room health: {ROOM_HEALTH}; HAProxy stats: {stats_socket}); Ctrl-C stops them all",
             flush=True,
         )
-        return _supervise(children, haproxy_child, stop)
+        return _supervise(backends, haproxy_child, stop)
     except LaunchError as err:
         print(f"serve: {err}", file=sys.stderr)
         return 1
@@ -219,7 +272,7 @@ def serve(haproxy: str, processes: int, bind: str, port: int, backend_port: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--processes", type=int, default=3, help="Streamlit processes (README: sizing a room)")
     parser.add_argument("--port", type=int, default=8501, help="HAProxy's port, the one students open")
     parser.add_argument("--bind", default=LOOPBACK, help="HAProxy's address (0.0.0.0: every interface)")

@@ -6,14 +6,17 @@ websocket included, and uploads a file and downloads an export, which only the p
 session can answer. The tests fail on any error, wrong value or dropped rerun, on an upload the
 student's process refused, on a student whose requests reached more than one process (checked by
 the client and by HAProxy's own per-process counts), on a process HAProxy's health checks do not
-have UP, on a killed process that is not marked DOWN with its students moved, and on a process left
-running after SIGTERM. Timing is printed,
-never asserted (docs/benchmarks.md records it). Without haproxy the tests skip, and fail in CI.
+have UP, on a killed process that is not marked DOWN with its students moved while it cannot come
+back (tests/test_room_heals.py: how it comes back), on a process left running after SIGTERM, and on
+the longest link the app makes refused by HAProxy (its default buffer refused links over 15 KB, F10).
+Timing is printed, never asserted (docs/benchmarks.md records it). Without haproxy the tests skip,
+and fail in CI.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http.client
 import os
 import random
 import signal
@@ -28,19 +31,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from workshop_load import Stats, Student, run_workshop
 from workshop_servers import haproxy_stack
 
-from deploy.serve import COOKIE, find_haproxy, haproxy_stats, server_name
+from core.spec.json_fields import MAX_TEXT
+from core.spec.scenario_codec import MAX_TOKEN_CHARS
+from deploy.link_limits import LONGEST_LINK, MODEL_LINK_CHARS, buffer_size
+from deploy.serve import COOKIE, haproxy_stats, server_name
+from tests.room_helpers import backend_pid, port_held, require_haproxy, room_health
+from ui.link_state import MAX_MODEL_CHARS
 
 PROCESSES = 3
 STUDENTS = 30
 SECONDS = 10.0
-
-
-def _require_haproxy() -> None:
-    if find_haproxy() is None:
-        message = "haproxy is not installed: apt-get install haproxy"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
 
 
 def _servers(stack) -> dict[str, dict[str, str]]:
@@ -58,7 +58,7 @@ def _alive(pid: int, command: str) -> bool:
 
 @pytest.fixture(scope="module")
 def stack():
-    _require_haproxy()
+    require_haproxy()
     with haproxy_stack(PROCESSES) as running:  # stops every process it started, even on failure
         yield running
 
@@ -117,32 +117,77 @@ def test_every_request_of_a_student_reaches_the_process_that_holds_its_session(w
 
 
 def test_a_killed_process_goes_down_its_students_move_and_sigterm_stops_everything():
-    _require_haproxy()
+    require_haproxy()
     with haproxy_stack(2) as running:
         children = running.children()
         port = running.port + 1  # server s1, the first Streamlit port
-        victim = next(pid for pid, command in children.items() if f"--server.port {port} " in command)
-        os.kill(victim, signal.SIGKILL)
-        deadline = time.monotonic() + 15
-        while _servers(running)["s1"]["status"] != "DOWN":
-            assert time.monotonic() < deadline, "HAProxy did not mark the killed process DOWN in 15 s"
-            time.sleep(0.2)
-        assert _servers(running)["s2"]["status"] == "UP"
+        os.kill(backend_pid(children, port), signal.SIGKILL)
+        with port_held(port):  # it cannot come back while held: serve.py's restarts exit at once
+            deadline = time.monotonic() + 15
+            while _servers(running)["s1"]["status"] != "DOWN":
+                assert time.monotonic() < deadline, "HAProxy did not mark the killed process DOWN in 15 s"
+                time.sleep(0.2)
+            assert _servers(running)["s2"]["status"] == "UP"
+            assert room_health(running.url) == 503  # the room says it has lost capacity
 
-        # a student whose cookie names the dead process, and a new one: both served by the live one
-        stats, base = Stats(), running.url
-        pinned, fresh = (Student("ws" + base.removeprefix("http") + "/_stcore/stream", stats, base) for _ in range(2))
-        pinned.cookies[COOKIE] = "s1"
+            # a student whose cookie names the dead process, and a new one: both served by the live one
+            stats, base = Stats(), running.url
+            pinned, fresh = (
+                Student("ws" + base.removeprefix("http") + "/_stcore/stream", stats, base) for _ in range(2)
+            )
+            pinned.cookies[COOKIE] = "s1"
 
-        async def both():
-            await asyncio.gather(*(s.run(2.0, random.Random(0), start_on_plan=False) for s in (pinned, fresh)))
+            async def both():
+                await asyncio.gather(*(s.run(2.0, random.Random(0), start_on_plan=False) for s in (pinned, fresh)))
 
-        asyncio.run(both())
-        assert stats.errors == [] and stats.wrong == []
-        assert [s.record["backend"] for s in (pinned, fresh)] == ["s2", "s2"]
+            asyncio.run(both())
+            assert stats.errors == [] and stats.wrong == []
+            assert [s.record["backend"] for s in (pinned, fresh)] == ["s2", "s2"]
 
         assert running.launcher.poll() is None  # one process lost does not stop the room
+        deadline = time.monotonic() + 60  # the port free again: the next restart stays (its back-off is 4 s or less)
+        while _servers(running)["s1"]["status"] != "UP" or room_health(running.url) != 200:
+            assert time.monotonic() < deadline, "the killed process was not back UP 60 s after its port was free"
+            time.sleep(0.2)
         running.launcher.send_signal(signal.SIGTERM)
         assert running.launcher.wait(timeout=30) == 0
-        left = [command for pid, command in children.items() if _alive(pid, command)]
-        assert left == []  # HAProxy and the Streamlit processes stopped with it
+        left = [command for pid, command in running.children().items() if _alive(pid, command)]
+        left += [command for pid, command in children.items() if _alive(pid, command)]
+        assert left == []  # HAProxy and the Streamlit processes (the restarted one too) stopped with it
+
+
+def _get(port: int, path: str, headers: dict[str, str]) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_the_longest_link_the_app_makes_opens_through_haproxy_and_a_longer_request_gets_haproxys_400(stack):
+    assert MODEL_LINK_CHARS == MAX_MODEL_CHARS  # the buffer is sized from the app's own caps
+    base64url = "AZaz09-_" * 4096
+    # Compare's saved scenarios and an imported model at their caps, three names of MAX_TEXT characters
+    # that take 12 characters each once percent-encoded (4-byte UTF-8), and short inputs for the rest
+    name = "%F0%9F%A4%96" * MAX_TEXT
+    path = f"/compare?cmp={base64url[:MAX_TOKEN_CHARS]}&mcfg={base64url[:MAX_MODEL_CHARS]}"
+    path += f"&model={name}&gpu={name}&draft={name}"
+    assert len(path) < LONGEST_LINK - 55 * 46  # room left for 55 more inputs of up to 46 characters
+    path += "".join(f"&in{i}={i:.15e}" for i in range(1000))[: LONGEST_LINK - len(path)]
+    assert len(path) == LONGEST_LINK
+    # as the address and again as the Referer (a page of the app opening another), with cookies
+    headers = {
+        "Referer": stack.url + path,
+        "Cookie": f"{COOKIE}=s1; _streamlit_xsrf=" + "x" * 200 + "; other_site=" + "y" * 3000,
+        "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0",
+        "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8",
+        "Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8",
+    }
+    status, body = _get(stack.port, path, headers)
+    assert status == 200 and b"<noscript>" in body, (status, body[:200])  # Streamlit's page, not HAProxy's 400
+    assert _get(stack.port, "/_stcore/health", headers) == (200, b"ok")  # every request of the page
+    # past the buffer: HAProxy's own 400 (2.6 writes it before any errorfile applies), never a backend error
+    status, body = _get(stack.port, "/?x=" + "A" * buffer_size(), {})
+    assert status == 400 and b"400 Bad request" in body
