@@ -8,32 +8,26 @@ session keeps its state.
 from __future__ import annotations
 
 import datetime as dt
-import re
 
 import streamlit as st
 
 from core.spec import units
+from core.spec.display_name import safe_id
 from core.spec.gpu import GpuSpec
-from core.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, model_from_config, read_config
+from core.spec.hf_config import MAX_CONFIG_BYTES, ConfigError, model_from_config, read_config, unread_dtype
 from ui.i18n import t
-from ui.safe import clean_name, escape_markdown
-
-SAFE_ID = re.compile(r"[^a-z0-9._-]+")
-
-
-def _slug(text: str, fallback: str) -> str:
-    slug = SAFE_ID.sub("-", text.strip().lower()).strip("-")[:60]
-    return slug or fallback
+from ui.safe import NAME_MAX, clean_name, escape_markdown, name_changed
 
 
 def _show_result(key: str, inputs: object = None) -> None:
     """The last add's outcome while the inputs are those it was made from. It is kept in the
     session rather than shown once, so a rerun that something else starts (even one that
-    interrupts this run) cannot make the message vanish; editing the inputs retires it."""
+    interrupts this run) cannot make the message vanish; editing the inputs retires it. An add
+    with something to say about the input (:func:`import_notices`) is a warning."""
     result = st.session_state.get(key)
     if result and result[2] == inputs:
         kind, text, _ = result
-        (st.success if kind == "success" else st.error)(text)
+        {"success": st.success, "warning": st.warning}.get(kind, st.error)(text)
 
 
 def _model_inputs(prefix: str) -> tuple:
@@ -52,7 +46,7 @@ def import_model_form(prefix: str) -> None:
     st.text_area(
         t("custom.paste"), key=f"{prefix}_paste", height=120, max_chars=MAX_CONFIG_BYTES, persist_state="session"
     )
-    st.text_input(t("custom.model_name"), key=f"{prefix}_model_name", max_chars=60, persist_state="session")
+    st.text_input(t("custom.model_name"), key=f"{prefix}_model_name", max_chars=NAME_MAX, persist_state="session")
     st.button(t("custom.add_model"), key=f"{prefix}_add_model", on_click=_import_model, args=(prefix,))
     _show_result(f"{prefix}_model_result", _model_inputs(prefix))
 
@@ -60,7 +54,6 @@ def import_model_form(prefix: str) -> None:
 def _import_model(prefix: str) -> None:
     upload = st.session_state.get(f"{prefix}_upload")
     typed = st.session_state.get(f"{prefix}_model_name", "").strip()
-    name = clean_name(typed, "") if typed else ""
     # bytes either way: read_config takes a str that is not JSON for a file path, and a paste box
     # must never make the server open one of its own files
     source = upload.getvalue() if upload is not None else st.session_state.get(f"{prefix}_paste", "").encode()
@@ -68,23 +61,39 @@ def _import_model(prefix: str) -> None:
     if not source:
         st.session_state[result_key] = ("error", t("custom.nothing_to_import"), _model_inputs(prefix))
         return
-    try:
+    try:  # every way a config.json can be wrong is a ConfigError (core.spec.hf_config.read_config)
         config = read_config(source)
-        model = imported_model(config, name)
+        model = imported_model(config, typed)
     except ConfigError as err:
         message = t("custom.config_error", error=escape_markdown(str(err)))
         st.session_state[result_key] = ("error", message, _model_inputs(prefix))
         return
-    add_imported_model(model, config, name)
+    add_imported_model(model, config, typed)
     st.session_state["model"] = model.id
-    st.session_state[result_key] = ("success", t("custom.model_added", name=model.name), _model_inputs(prefix))
+    notices = import_notices(config, typed)
+    added = " ".join([t("custom.model_added", name=escape_markdown(model.name)), *notices])
+    st.session_state[result_key] = ("warning" if notices else "success", added, _model_inputs(prefix))
 
 
 def imported_model(config: dict, name: str):
-    """The model a config.json describes, as an import names it (``name``, or the config's
-    ``_name_or_path``); raises ConfigError. One rule for the import form and a link that carries it."""
-    model_id = "custom-" + _slug(name or str(config.get("_name_or_path") or "model"), "model")
+    """The model a config.json describes, as an import names it (``name``, cleaned as every name
+    from outside is: :func:`core.spec.display_name.clean_name`; or the config's ``_name_or_path``);
+    raises ConfigError. One rule for the import form and a link that carries it."""
+    name = clean_name(name, "")
+    model_id = "custom-" + safe_id(name or str(config.get("_name_or_path") or "model"), "model")
     return model_from_config(config, id=model_id, name=name or model_id, notes=t("custom.model_note"))
+
+
+def import_notices(config: dict, name: str) -> list[str]:
+    """What an import took differently from what it was given, one sentence each (Markdown-safe):
+    a name that had to be cleaned or cut, a torch_dtype that was not understood."""
+    notices = []
+    cleaned = clean_name(name, "")
+    if name.strip() and name_changed(name, cleaned):
+        notices.append(t("hostile_config.name_cleaned", name=escape_markdown(cleaned or "-"), limit=NAME_MAX))
+    if (dtype := unread_dtype(config)) is not None:
+        notices.append(t("hostile_config.dtype_assumed", value=escape_markdown(dtype)) + ".")
+    return notices
 
 
 IMPORTED = "imported_configs"
@@ -92,9 +101,10 @@ IMPORTED = "imported_configs"
 
 
 def add_imported_model(model, config: dict, name: str) -> None:
-    """The imported model joins the session's model list, its config kept for links."""
+    """The imported model joins the session's model list, its config kept for links (with the
+    name as cleaned, so a link never carries more than the page showed)."""
     st.session_state.setdefault("custom_models", {})[model.id] = model
-    st.session_state.setdefault(IMPORTED, {})[model.id] = (config, name)
+    st.session_state.setdefault(IMPORTED, {})[model.id] = (config, clean_name(name, ""))
 
 
 def imported_config(model_id: str) -> tuple[dict, str] | None:
@@ -141,7 +151,7 @@ def _add_gpu(prefix: str) -> None:
         if not value["bf16"] > 0:
             raise ValueError(t("custom.gpu_needs_bf16"))
         gpu = GpuSpec(
-            id="custom-" + _slug(name, "gpu"),
+            id="custom-" + safe_id(name, "gpu"),
             name=name,
             vendor="custom",
             memory_bytes=value["memory"] * units.GiB,

@@ -14,8 +14,8 @@ import streamlit as st
 from core.messages import alternatives
 from core.spec.gpu import GpuSpec
 from core.spec.gpu_names import find_gpus
-from core.spec.hf_config import ConfigError
-from core.spec.hub import HubError, fetch_model, looks_like_repo_id
+from core.spec.hf_config import ConfigError, unread_dtype
+from core.spec.hub import HubError, fetch_with_config, looks_like_repo_id
 from core.spec.model import ModelSpec
 from core.spec.names import ModelMatch, match_model, unknown_model
 from ui.i18n import lang, t
@@ -35,19 +35,26 @@ def _select_match(models: dict[str, ModelSpec]) -> None:
 
 
 FETCH_ERROR_KEY = "model_search_fetch_error"
+FETCH_NOTICE_KEY = "model_search_fetch_notice"
+"""Session key: (repo id, what its config.json held that was not understood), shown while the search names it."""
 
 
 def _fetch(repo_id: str) -> None:
-    """Fetch the repo's config.json from the Hub; on success the model joins the list and is chosen."""
+    """Fetch the repo's config.json from the Hub; on success the model joins the list and is chosen.
+    Every way a fetch fails is a HubError or a ConfigError (:mod:`core.spec.hub`): said, with the
+    offline path, under the search box."""
     st.session_state.pop(FETCH_ERROR_KEY, None)
+    st.session_state.pop(FETCH_NOTICE_KEY, None)
     try:
-        model = fetch_model(repo_id)
+        model, config = fetch_with_config(repo_id)
     except (HubError, ConfigError) as err:
         st.session_state[FETCH_ERROR_KEY] = (
             repo_id,
             t("sidebar.model_search_fetch_failed", error=escape_markdown(str(err))),
         )
         return
+    if (dtype := unread_dtype(config)) is not None:
+        st.session_state[FETCH_NOTICE_KEY] = (repo_id, t("hostile_config.dtype_assumed", value=escape_markdown(dtype)))
     st.session_state.setdefault("custom_models", {})[model.id] = model
     st.session_state["model"] = model.id
 
@@ -98,6 +105,9 @@ def searched_model(models: dict[str, ModelSpec], model_id: str) -> ModelSpec:
         return model
     deployed = match.deployed_model()
     st.caption(t("sidebar.model_search_match", summary=escape_markdown(match.describe(deployed.native_dtype, lang()))))
+    notice = st.session_state.get(FETCH_NOTICE_KEY)
+    if notice and notice[0] == typed:  # shown while the search still names the fetched repo
+        st.warning(notice[1])
     return deployed
 
 
@@ -114,7 +124,7 @@ def _unmatched(typed: str, models: dict[str, ModelSpec]) -> None:
         st.warning(t("sidebar.model_search_none", typed=shown))
     for m in offered:
         st.button(m.name, key=f"model_search_pick_{m.id}", on_click=_choose, args=(m.id,))
-    if not problem.ambiguous and looks_like_repo_id(typed):
+    if not problem.ambiguous and looks_like_repo_id(typed):  # from the text alone: no server file is looked at
         st.button(t("sidebar.model_search_fetch"), key="model_search_fetch", on_click=_fetch, args=(typed,))
     failed = st.session_state.get(FETCH_ERROR_KEY)
     if failed and failed[0] == typed:  # shown while the name it was made from is still there

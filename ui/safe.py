@@ -3,23 +3,20 @@
 Streamlit never renders raw HTML unless a page asks for it (no page does), but it
 does render Markdown in alerts, captions and markdown: a name like ``[x](https://evil)`` or
 ``**`` would become a link or formatting. Custom model and GPU names are cleaned where they
-enter (they then appear in many messages); error messages that quote a user's config.json are
-escaped where they are shown.
+are built (:mod:`core.spec.display_name`, the one rule for names from a form, a link, a
+config.json or the Hub); error messages that quote a user's config.json are escaped where they
+are shown.
 """
 
 from __future__ import annotations
 
 import re
 
-NAME_MAX = 60
-NOT_PLAIN = re.compile(r"[^\w .()/+:-]", flags=re.UNICODE)  # letters (any script), digits and a few signs
+from core.spec.display_name import NAME_MAX, clean_name, name_changed
+
+__all__ = ["NAME_MAX", "clean_name", "escape_markdown", "name_changed"]
+
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$!])")  # inline markup, links, HTML, math
-
-
-def clean_name(text: str, fallback: str) -> str:
-    """A display name with only letters, digits, spaces and . _ - ( ) / + : kept (at most 60)."""
-    cleaned = " ".join(NOT_PLAIN.sub(" ", text).split())[:NAME_MAX]
-    return cleaned or fallback
 
 
 def escape_markdown(text: str) -> str:

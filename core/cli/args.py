@@ -27,6 +27,7 @@ from core.spec.names import ModelMatch
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
 from core.spec.release import CURRENT, ENGINES, Release, parse_release
 from core.spec.support import kv_for
+from core.spec.vllm_limits import batched_tokens_error, lora_rank_error
 
 
 class UsageError(Exception):
@@ -205,6 +206,13 @@ def deployment_from_args(
         levers=levers_from_args(args, catalog),
         inter_node=args.inter_node,
     )
+    if deployment.engine.release.engine == "vllm":
+        tokens, seqs = deployment.batch_limits
+        problem = batched_tokens_error(tokens, seqs) if args.max_num_batched_tokens is not None else None
+        lora = deployment.levers.lora
+        problem = problem or (lora_rank_error(lora.rank) if lora is not None else None)
+        if problem:
+            raise UsageError(problem)
     return deployment, match
 
 
@@ -213,6 +221,7 @@ def heading(args: argparse.Namespace, match: ModelMatch, weights: str, gpu: GpuS
     name read by :mod:`core.spec.gpu_names` rather than the catalog's id or name."""
     lang = getattr(args, "lang", "en")
     lines = [message("names.model_line", lang, summary=match.describe(weights, lang))]
+    lines += [message("hostile_config.note", lang, text=notice) for notice in match.notices(lang)]
     typed = (getattr(args, "gpu", None) or "").strip()
     if gpu is not None and typed.lower() not in (gpu.id.lower(), gpu.name.lower()):
         lines.append(message("names.gpu_line", lang, typed=typed, name=gpu.name, id=gpu.id))

@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "validate": run_validate,
         }
         output = commands[args.command](args)
-    except (UsageError, CatalogError, ValueError) as err:
+    except (UsageError, CatalogError, ValueError, OSError) as err:  # OSError: a file the system would not give
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     try:

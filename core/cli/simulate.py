@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import time
-from pathlib import Path
 
 from core.cli.args import UsageError, deployment_from_args, heading
 from core.messages import duration
 from core.planning.requirement import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S
 from core.serving.load_sweep import summarize
 from core.serving.simulate import simulate
-from core.serving.traffic import LENGTH_DISTRIBUTIONS, Lengths, Traffic, longest_request, read_lengths_csv
+from core.serving.traffic import (
+    LENGTH_DISTRIBUTIONS,
+    MAX_CSV_BYTES,
+    Lengths,
+    Traffic,
+    longest_request,
+    read_lengths_csv,
+)
 from core.spec import units
 from core.spec.catalog import load_catalog
+from core.spec.local_file import read_local_file
 
 
 def add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,10 +64,10 @@ def run_simulate(args: argparse.Namespace) -> str:
     else:
         traffic = Traffic(mode="users", users=args.users, think_time_s=args.think_time_s)
     if args.lengths_csv:
-        path = Path(args.lengths_csv)
-        if not path.is_file():
-            raise UsageError(f"no such file: {path}")
-        prompts, answers = read_lengths_csv(path.read_bytes())
+        try:
+            prompts, answers = read_lengths_csv(read_local_file(args.lengths_csv, "--lengths-csv", MAX_CSV_BYTES))
+        except csv.Error as err:  # a field over the csv module's size limit, a NUL in the text
+            raise UsageError(f"--lengths-csv: not a CSV of two columns ({err})") from None
     else:
         prompts = Lengths(mean=args.input_len, distribution=args.length_dist, spread=args.length_spread)
         answers = Lengths(mean=args.output_len, distribution=args.length_dist, spread=args.length_spread)

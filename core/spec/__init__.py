@@ -15,6 +15,7 @@ __all__ = [
     "changes",  # the single changes advice, fixes and sensitivity try
     "cluster",  # GPUs per server and the inter-node link (InfiniBand, RoCE, Ethernet)
     "deployment",  # Deployment (a model on GPUs), Workload, decode_context
+    "display_name",  # clean_name: the one cleaning and length limit for names from outside
     "engine",  # Parallelism, Efficiency, EngineConfig, the tensor-parallel split rule
     "engine_defaults",  # each engine's default flags by release (memory fraction, batch limits, block size)
     "gpu",  # GpuSpec
@@ -22,6 +23,7 @@ __all__ = [
     "hf_config",  # config.json -> ModelSpec
     "hub",  # a repo's config.json from the Hugging Face Hub (HF_TOKEN, HF_ENDPOINT, offline path)
     "json_fields",  # untrusted JSON read into typed fields (ValueErrors name the field); pack/unpack for URLs
+    "local_file",  # read_local_file: a file named on the command line, one-line errors for every bad path
     "mixers",  # per-layer kinds (attention, Gated DeltaNet, Mamba2, FFN-only) and their state shapes
     "model",  # ModelSpec, MoeSpec, MlaSpec, IndexerSpec
     "names",  # model names as people type them (Ollama's too): ModelMatch, find_models, match_model
@@ -33,4 +35,5 @@ __all__ = [
     "suggestions",  # what an unresolved name may have meant: closest by edit distance, UnknownName
     "support",  # what vLLM runs on which GPU: minimum capabilities, weight-only kernels, bf16 -> fp16
     "units",  # GB vs GiB, TERA, MS, US
+    "vllm_limits",  # flag values vLLM refuses at start-up: LoRA ranks, a token budget below max_num_seqs
 ]

@@ -16,8 +16,9 @@ from typing import Any
 from core.spec import DATA_DIR, units
 from core.spec.gpu import GpuSpec
 from core.spec.gpu_names import match_gpu
-from core.spec.hf_config import model_from_config, read_config
-from core.spec.hub import HubError, fetch_model, looks_like_repo_id
+from core.spec.hf_config import model_from_config, read_config, unread_dtype
+from core.spec.hub import HubError, fetch_with_config, looks_like_repo_id
+from core.spec.local_file import is_local_file
 from core.spec.model import ModelSpec
 from core.spec.names import ModelMatch, closest_models, find_models, pick_match, unknown_model
 
@@ -148,23 +149,27 @@ def load_gpu_file(path: Path) -> GpuSpec:
 def resolve(ref: str, catalog: Catalog, *, online: bool = False) -> ModelMatch:
     """What ``ref`` names: a catalog model by id, name or Hugging Face id (case-insensitive), a repo
     derived from one (an instruct tune, a dated release, a quantized upload: :mod:`core.spec.names`),
-    or a path to a config.json; with ``online``, any other repo id's config.json from the Hub
-    (:mod:`core.spec.hub`). Raises :class:`core.spec.suggestions.UnknownName` (a ValueError) with the
+    or a path to a config.json (the CLI's: the file is on its operator's machine; the dashboard never
+    calls this with what a visitor types); with ``online``, any other repo id's config.json from the
+    Hub (:mod:`core.spec.hub`). Raises :class:`core.spec.suggestions.UnknownName` (a ValueError) with the
     models it could mean or the closest ones; never takes a merely similar name."""
     found, how = find_models(ref, catalog.models)
     if how == "id":
         return ModelMatch(typed=ref, model=found[0], how=how)
     path = Path(ref)
-    if path.suffix == ".json" or path.is_file():
+    if path.suffix == ".json" or is_local_file(ref):  # the operator's own file (the CLI's machine)
         name = path.stem if path.stem != "config" else path.parent.name or "custom"
-        return ModelMatch(typed=ref, model=model_from_config(read_config(path), id=name), how="config")
+        config = read_config(path)
+        model = model_from_config(config, id=name)
+        return ModelMatch(typed=ref, model=model, how="config", unread_dtype=unread_dtype(config))
     match = pick_match(ref, found, how)
     if match is not None:
         return match
     if found or not (online and looks_like_repo_id(ref)):
         raise unknown_model(ref, catalog.models)
     try:
-        return ModelMatch(typed=ref, model=fetch_model(ref), how="hub")
+        model, config = fetch_with_config(ref)
+        return ModelMatch(typed=ref, model=model, how="hub", unread_dtype=unread_dtype(config))
     except HubError as err:
         near = ", ".join(m.id for m in closest_models(ref, catalog.models))
         hint = f" (closest in the catalog: {near})" if near else ""

@@ -11,13 +11,15 @@ Sliding-window layers follow the Hugging Face modelling code of each architectur
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from core.spec.display_name import clean_name, safe_id
 from core.spec.hf_layers import LayerConfigError, block_fields, hybrid_fields, kept_fractions
-from core.spec.json_fields import depth
+from core.spec.json_fields import show
+from core.spec.json_text import parse_json
+from core.spec.local_file import read_local_file
 from core.spec.model import ModelSpec
 from core.spec.quantization import CheckpointFormat, QuantizationError, checkpoint_format
 from core.spec.vision import VisionConfigError, vision_from_config
@@ -84,34 +86,28 @@ class ConfigError(ValueError):
 
 
 def read_config(source: str | bytes | Path) -> dict[str, Any]:
-    """Parse a config.json given as a file path, as JSON text or as the bytes of an upload."""
+    """Parse a config.json given as a file path, as JSON text or as the bytes of an upload; every
+    failure is a ConfigError of one line naming the field, the line or the file's problem."""
     text: str | bytes
-    if isinstance(source, bytes):
-        text = source
-    elif isinstance(source, Path) or not source.lstrip().startswith("{"):
-        path = Path(source)
-        if not path.is_file():
-            raise ConfigError(f"config.json: no such file: {path}")
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            raise ConfigError(f"config.json: file is larger than {MAX_CONFIG_BYTES} bytes")
-        text = path.read_bytes()
-    else:
-        text = source
-    if len(text) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config.json: text is larger than {MAX_CONFIG_BYTES} bytes")
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise ConfigError(f"config.json: not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"config.json: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
-    except RecursionError:
-        raise ConfigError(f"config.json: nested deeper than {MAX_CONFIG_DEPTH} levels") from None
-    if depth(data) > MAX_CONFIG_DEPTH:
-        raise ConfigError(f"config.json: nested deeper than {MAX_CONFIG_DEPTH} levels")
+        if isinstance(source, bytes):
+            text = source
+        elif isinstance(source, Path) or not source.lstrip().startswith("{"):
+            text = read_local_file(source, "config.json", MAX_CONFIG_BYTES)
+        else:
+            text = source
+        if len(text) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"config.json: text is larger than {MAX_CONFIG_BYTES} bytes")
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise ConfigError(f"config.json: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        data = parse_json(text, what="config.json", max_depth=MAX_CONFIG_DEPTH)
+    except ConfigError:
+        raise
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"config.json: expected a JSON object, got {type(data).__name__}")
     return data
@@ -129,11 +125,11 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
     if isinstance(config.get("text_config"), Mapping):  # multimodal wrappers (Gemma-3)
         cfg = {**config["text_config"]}
         model_type = cfg.get("model_type", model_type)
-    cfg = {**_CLASS_DEFAULTS.get(model_type, {}), **cfg}
-    if model_type not in SUPPORTED_MODEL_TYPES:
+    if not isinstance(model_type, str) or model_type not in SUPPORTED_MODEL_TYPES:
         raise ConfigError(
-            f"config.json: unsupported model_type {model_type!r}; supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
+            f"config.json: unsupported model_type {show(model_type)}; supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
         )
+    cfg = {**_CLASS_DEFAULTS.get(model_type, {}), **cfg}
     layers = _int(cfg, "num_hidden_layers")
     hidden = _int(cfg, "hidden_size")
     heads = _int(cfg, "num_attention_heads")
@@ -158,7 +154,7 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
     quant = _checkpoint_format(config, cfg)
     default_id = str(config.get("_name_or_path") or model_type).rstrip("/").split("/")[-1].lower()
     fields: dict[str, Any] = {
-        "id": default_id,
+        "id": safe_id(default_id, model_type),
         "name": default_id,
         "model_type": model_type,
         "num_layers": layers,
@@ -183,6 +179,7 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
     except (LayerConfigError, VisionConfigError, ValueError) as err:  # a spec's own checks included
         raise ConfigError(f"config.json: {err}") from None
     fields.update(meta)
+    fields["name"] = clean_name(str(fields["name"]), fields["id"])  # a name from outside reaches pages and handouts
     try:
         spec = ModelSpec(**fields)
         return dataclasses.replace(spec, unquantized=kept_fractions(spec, quant.unquantized)) if quant else spec
@@ -267,8 +264,26 @@ def _checkpoint_format(config: Mapping[str, Any], cfg: Mapping[str, Any]) -> Che
         raise ConfigError(f"config.json: {err}") from None
 
 
+def _stated_dtype(config: Mapping[str, Any], cfg: Mapping[str, Any]) -> Any:
+    return cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or config.get("dtype")
+
+
 def _native_dtype(config: Mapping[str, Any], cfg: Mapping[str, Any], quant: CheckpointFormat | None) -> str:
     if quant is not None:
         return quant.weights
-    dtype = cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or config.get("dtype")
-    return _DTYPES.get(dtype, "bf16")
+    dtype = _stated_dtype(config, cfg)
+    return _DTYPES.get(dtype, "bf16") if isinstance(dtype, str) else "bf16"
+
+
+def unread_dtype(config: Mapping[str, Any]) -> str | None:
+    """The ``torch_dtype`` (or ``dtype``) an unquantized config.json states that is none of
+    bfloat16, float16 and float32, quoted as the config has it (cut to 40 characters); None when it
+    states one of those or none. Such a checkpoint is taken as bf16, as one that states none: the
+    caller says so (:func:`model_from_config` cannot refuse it, a typo should not stop an import)."""
+    cfg = config["text_config"] if isinstance(config.get("text_config"), Mapping) else config
+    if config.get("quantization_config") or cfg.get("quantization_config"):
+        return None
+    dtype = _stated_dtype(config, cfg)
+    if dtype is None or (isinstance(dtype, str) and dtype in _DTYPES):
+        return None
+    return show(dtype)

@@ -61,6 +61,11 @@ beside a method wins (``GPTQ-Int8`` is 8-bit)."""
 BIT_TOKENS = ("int8", "8bit", "w8a8", "w8a16", "int4", "4bit", "w4a16")
 DATE = re.compile(r"^\d{4}$")  # -2507, -0324, -0528: a dated release of the same architecture
 VERSION = re.compile(r"^v\d+(\.\d+)*$")  # -v0.1, -v0.3
+_REPO_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?"
+REPO_ID = re.compile(rf"^(?!.*(?:--|\.\.))(?!.*\.git$){_REPO_PART}/{_REPO_PART}$")
+"""A Hugging Face repo id (``owner/name``) by the Hub's rules (at most 96 characters a part, no
+``--`` or ``..``, no ``.git`` at the end, no ``-`` or ``.`` at either end of a part), judged from the
+text alone (:mod:`core.spec.hub` uses it too)."""
 SEPARATORS = re.compile(r"[\s_\-:]+")
 GLUED = re.compile(r"^([a-z]{2,})(\d.*)$")
 """A family glued to its version (qwen3, llama3.1, phi4): split so it reads as qwen 3. One letter
@@ -130,11 +135,19 @@ class ModelMatch:
     'config' (a config.json file) or 'hub' (the repo's config.json fetched from the Hub)."""
     weight_dtype: str | None = None
     """The weight format the name states (``-FP8``, ``-AWQ``); None when it states none."""
+    unread_dtype: str | None = None
+    """The torch_dtype the model's config.json states that was not understood (quoted), its
+    weights taken as bf16 instead (:func:`core.spec.hf_config.unread_dtype`): said beside the
+    answer (:meth:`notices`), never silently."""
 
     @property
     def served_name(self) -> str:
-        """What to pass to ``vllm serve``: the repo the user named, else the catalog's HF id."""
-        return self.typed.strip() if "/" in self.typed and self.how != "config" else self.model.hf_id or self.model.id
+        """What to pass to ``vllm serve``: the repo the user named (a repo id in shape, ``owner/name``),
+        else the catalog's HF id."""
+        typed = self.typed.strip()
+        if self.how != "config" and REPO_ID.match(typed):
+            return typed
+        return self.model.hf_id or self.model.id
 
     def describe(self, weights: str, lang: str = "en") -> str:
         """One line: ``meta-llama/Llama-3.1-8B-Instruct -> Llama-3.1-8B architecture, bf16``."""
@@ -154,7 +167,11 @@ class ModelMatch:
             "weight_dtype": weights,
             "served_as": self.served_name,
             "summary": self.describe(weights),
-        }
+        } | ({"notices": self.notices()} if self.notices() else {})
+
+    def notices(self, lang: str = "en") -> list[str]:
+        """What was not understood in the model's config.json and what was assumed, one line each."""
+        return [message("hostile_config.dtype_assumed", lang, value=self.unread_dtype)] if self.unread_dtype else []
 
     def deployed_model(self) -> ModelSpec:
         """The architecture as the named checkpoint: served under the typed repo's name, its weights

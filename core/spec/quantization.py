@@ -90,6 +90,12 @@ def _gptq(quant):
 def _fp8(quant):
     scheme = quant.get("activation_scheme", "dynamic")
     block = quant.get("weight_block_size")
+    if block is not None and not (
+        isinstance(block, list) and len(block) == 2 and all(type(n) is int and n > 0 for n in block)
+    ):
+        raise QuantizationError(
+            f"quantization_config: field 'weight_block_size' must be two positive integers, got {block!r}"
+        )
     return "fp8", f"FP8, {scheme} activation scales" + (f", {block[0]}x{block[1]} weight blocks" if block else "")
 
 

@@ -1,0 +1,38 @@
+"""Model and GPU names that came from outside (a config.json, a link, the Hub, a form): one cleaning rule.
+
+Such a name reaches pages, exports, handouts and the CLI's answers. Streamlit renders Markdown in
+alerts, captions and tables' text, so ``[x](https://evil)`` or ``**`` in a name would become a link
+or formatting, and a name of thousands of characters would flood every line it is quoted in. Every
+name built from outside input keeps only letters (any script), digits, spaces and ``. _ - ( ) / + :``,
+runs of spaces collapsed, at most :data:`NAME_MAX` characters: :func:`clean_name`. Where the
+cleaning changed what someone typed, the page says so (:func:`name_changed`).
+"""
+
+from __future__ import annotations
+
+import re
+
+NAME_MAX = 60
+"""Longest display name [characters]: the catalog's longest is 33."""
+NOT_PLAIN = re.compile(r"[^\w .()/+:-]", flags=re.UNICODE)
+"""Anything but letters (any script), digits, underscore, space and . ( ) / + : -."""
+SAFE_ID = re.compile(r"[^a-z0-9._-]+")
+"""What an id made from outside text may not hold: ids travel in links and file names."""
+
+
+def clean_name(text: str, fallback: str) -> str:
+    """``text`` as a display name: only letters, digits, spaces and ``. _ - ( ) / + :`` kept, spaces
+    collapsed, cut to :data:`NAME_MAX` characters; ``fallback`` when nothing is left."""
+    cleaned = " ".join(NOT_PLAIN.sub(" ", text).split())[:NAME_MAX].strip()
+    return cleaned or fallback
+
+
+def name_changed(typed: str, cleaned: str) -> bool:
+    """Whether cleaning changed ``typed`` beyond its spacing (a caption should say so)."""
+    return " ".join(typed.split()) != cleaned
+
+
+def safe_id(text: str, fallback: str) -> str:
+    """``text`` as an id: lower case, every run of other characters one ``-``, at most 60 characters."""
+    slug = SAFE_ID.sub("-", text.strip().lower()).strip("-")[:NAME_MAX].strip("-")
+    return slug or fallback
