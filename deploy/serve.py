@@ -32,7 +32,7 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
+import subprocess  # nosec B404: starts streamlit and haproxy only, fixed argv
 import sys
 import tempfile
 import time
@@ -137,7 +137,7 @@ def streamlit_command(port: int) -> list[str]:
 
 
 def start_streamlit(port: int) -> subprocess.Popen:
-    return subprocess.Popen(streamlit_command(port), cwd=ROOT, stdout=subprocess.DEVNULL)
+    return subprocess.Popen(streamlit_command(port), cwd=ROOT, stdout=subprocess.DEVNULL)  # nosec B603: fixed argv, no shell
 
 
 def haproxy_stats(stats_socket: Path) -> list[dict[str, str]]:
@@ -171,7 +171,7 @@ def all_up(stats_socket: Path, count: int | None = None) -> bool:
 def healthy(port: int) -> bool:
     """Whether the Streamlit process on loopback ``port`` answers its health endpoint."""
     try:
-        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/_stcore/health", timeout=1) as response:
+        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/_stcore/health", timeout=1) as response:  # nosec B310: http loopback
             return response.read() == b"ok"
     except OSError:
         return False
@@ -255,7 +255,7 @@ def serve(haproxy: str, processes: int, bind: str, port: int, backend_port: int,
         _wait("the Streamlit processes", lambda: all(healthy(p) for p in ports), children, stop)
         config, stats_socket = run_dir / "haproxy.cfg", run_dir / STATS_SOCKET
         config.write_text(haproxy_config(bind, port, ports, stats_socket))
-        haproxy_child = Child("haproxy", subprocess.Popen([haproxy, "-db", "-f", str(config)]))
+        haproxy_child = Child("haproxy", subprocess.Popen([haproxy, "-db", "-f", str(config)]))  # nosec B603: fixed argv
         children.append(haproxy_child)
         _wait("HAProxy", lambda: all_up(stats_socket), children, stop)
         print(
