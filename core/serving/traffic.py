@@ -120,7 +120,18 @@ def read_lengths_csv(data: str | bytes) -> tuple[np.ndarray, np.ndarray]:
         except UnicodeDecodeError as err:
             raise ValueError(f"CSV is not UTF-8 text (byte {err.start})") from None
     prompts, answers = [], []
-    for number, row in enumerate(csv.reader(io.StringIO(data)), start=1):
+    rows = csv.reader(io.StringIO(data))
+    try:
+        _read_rows(rows, prompts, answers)
+    except csv.Error as err:  # a field over the csv module's size limit: a ValueError like every other CSV error
+        raise ValueError(f"CSV line {rows.line_num}: not a CSV of two columns ({err})") from None
+    if not prompts:
+        raise ValueError("CSV has no (prompt, answer) rows")
+    return np.array(prompts, dtype=np.int64), np.array(answers, dtype=np.int64)
+
+
+def _read_rows(rows, prompts: list[int], answers: list[int]) -> None:
+    for number, row in enumerate(rows, start=1):
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) < 2:
@@ -130,16 +141,14 @@ def read_lengths_csv(data: str | bytes) -> tuple[np.ndarray, np.ndarray]:
         except ValueError:
             if number == 1 and not prompts:
                 continue  # header
-            raise ValueError(f"CSV line {number}: lengths must be whole numbers, got {row[:2]!r}") from None
+            shown = [cell if len(cell) <= 20 else cell[:20] + "..." for cell in row[:2]]  # the message stays one line
+            raise ValueError(f"CSV line {number}: lengths must be whole numbers, got {shown!r}") from None
         if not (1 <= prompt <= MAX_TOKENS and 1 <= answer <= MAX_TOKENS):
             raise ValueError(f"CSV line {number}: lengths must be between 1 and {MAX_TOKENS} tokens")
         prompts.append(prompt)
         answers.append(answer)
         if len(prompts) > MAX_CSV_ROWS:
             raise ValueError(f"CSV has more than {MAX_CSV_ROWS} rows")
-    if not prompts:
-        raise ValueError("CSV has no (prompt, answer) rows")
-    return np.array(prompts, dtype=np.int64), np.array(answers, dtype=np.int64)
 
 
 def dataset_lengths(shape: str, prompt_mean: int, answer_mean: int) -> tuple[Lengths, Lengths]:

@@ -39,7 +39,12 @@ VENDOR_WORDS = ("nvidia", "geforce", "tesla", "quadro", "rtx", "amd", "instinct"
 FORM_FACTORS = {"sxm": "sxm", "hgx": "sxm", "pcie": "pcie", "pci": "pcie", "nvl": "nvl", "oam": "oam"}
 """A form-factor word (any generation digit after it: sxm5) -> the catalog's ``form_factor``."""
 FLAGSHIP_FORM = "sxm"
-REMARK = re.compile(r"\([^)]*\)")
+REMARK = re.compile(r"\([^()]*\)")
+"""A remark in parentheses, innermost first: each "(" is read up to the next parenthesis only, so a
+name of many "(" takes linear time (``[^)]*`` read each to the end: 100,000 took 11 s, issue 29)."""
+MAX_TYPED = 200
+"""The longest text read as a GPU name (the model search box takes as many); a longer one names no
+GPU, and is not read at all: a link's ``gpu=`` may carry 500 KB."""
 MEMORY = re.compile(r"(?<![a-z0-9.])(\d+)\s*(?:gb|gib|g)(?![a-z0-9])")
 """80GB, 80 GB, 80g: a memory size (not the g of a10g: a letter before the digits)."""
 SEPARATORS = re.compile(r"[\s_\-/,.:+]+")
@@ -108,6 +113,8 @@ def find_gpus(text: str, gpus: Iterable[GpuSpec]) -> tuple[list[GpuSpec], str]:
     """The catalog GPUs ``text`` may mean and how: ``(one, 'id')``, ``(one, 'name')`` (rule 2 or 3
     above), ``(several, 'ambiguous')``, ``(closest, 'closest')`` or ``([], '')``."""
     gpus = list(gpus)
+    if len(text) > MAX_TYPED:
+        return [], ""
     key = text.strip().lower()
     exact = [g for g in gpus if key in (g.id.lower(), g.name.lower())]
     if exact:
