@@ -6,12 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from core.validation.calibrate import Calibration, calibrate_memory, calibrate_speed
-from core.validation.log_parse import LogError, parse_benchmark, parse_startup_log
+from core.validation.log_parse import MAX_TEXT_CHARS, LogError, parse_benchmark, parse_startup_log
 from ui import sim_charts
 from ui.calibration import apply_calibration
 from ui.download import download_button
 from ui.figure import chart
-from ui.i18n import t
+from ui.i18n import lang, t
 from ui.safe import escape_markdown
 from ui.sidebar import require_scenario
 from ui.validation_cache import shown_metric, shown_rows, source_count, validation_frame, validation_summary
@@ -66,16 +66,20 @@ st.subheader(t("val.calibrate"))
 st.caption(t("val.calibrate_caption"))
 dep = require_scenario().deployment
 left, right = st.columns(2)
-log_text = left.text_area(t("val.paste_log"), key="val_log", height=180, max_chars=2_000_000)
-bench_text = right.text_area(t("val.paste_bench"), key="val_bench", height=180, max_chars=2_000_000)
+log_text = left.text_area(t("val.paste_log"), key="val_log", height=180, max_chars=MAX_TEXT_CHARS)
+bench_text = right.text_area(t("val.paste_bench"), key="val_bench", height=180, max_chars=MAX_TEXT_CHARS)
 fits = []
-try:
-    if log_text.strip():
-        fits.append(calibrate_memory(dep, parse_startup_log(log_text)))
-    if bench_text.strip():
-        fits.append(calibrate_speed(dep, parse_benchmark(bench_text)))
-except (LogError, ValueError) as err:
-    st.error(t("val.cannot", error=escape_markdown(str(err))))
+for text, parse, calibrate in (
+    (log_text, parse_startup_log, calibrate_memory),
+    (bench_text, parse_benchmark, calibrate_speed),
+):
+    if text.strip():  # each box on its own: a log that cannot be used leaves the benchmark's fit standing
+        try:
+            fits.append(calibrate(dep, parse(text)))
+        except LogError as err:  # the line it read and why, in the session's language
+            st.error(t("val.cannot", error=escape_markdown(err.text(lang()))))
+        except ValueError as err:
+            st.error(t("val.cannot", error=escape_markdown(str(err))))
 if fits:
     merged = Calibration(
         compute=next((f.calibration.compute for f in fits if f.calibration.compute), None),

@@ -87,7 +87,10 @@ def test_calibration_round_trips_through_json_and_rejects_junk():
     for junk, message in (
         ("{", "not JSON"),
         ("[1]", "not a calibration"),
-        ('{"format": "llm-tradeoff-calibration", "compute": 7}', "between 0.02 and 1"),
+        (
+            '{"format": "llm-tradeoff-calibration", "compute": 7}',
+            "between 0.05 and 1",
+        ),  # the sidebar's efficiency inputs take 0.05-1
     ):
         with pytest.raises(ValueError, match=message):
             Calibration.from_json(junk)
