@@ -1,12 +1,19 @@
 """A local stand-in for the Hugging Face Hub: serves config.json files over HTTP the way the Hub's
 ``/{repo}/resolve/{revision}/{file}`` endpoint does, so tests reach "the Hub" through HF_ENDPOINT
-without the network. Gated repos answer 401 with the Hub's error code unless the token is right."""
+without the network. Gated repos answer 401 with the Hub's error code unless the token is right.
+
+Hostile modes (``hostile``: ``"owner/name/file"`` -> mode) answer one file as a broken or hostile
+server would: ``huge`` states and sends :attr:`HubStandIn.big` bytes; ``unsized`` states a small
+size in its HEAD answer, then sends the big body with no Content-Length (ended by closing);
+``trickle`` sends its headers, then one byte every :attr:`HubStandIn.interval` seconds; ``silent``
+reads the request and never answers. :attr:`HubStandIn.sent` counts each path's body bytes written."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import threading
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COMMIT = "0" * 40
@@ -15,12 +22,18 @@ COMMIT = "0" * 40
 class HubStandIn:
     def __init__(
         self,
-        repos: dict[str, dict],
+        repos: dict[str, dict | bytes],
         gated: dict[str, str] | None = None,
         files: dict[str, dict[str, bytes]] | None = None,
+        hostile: dict[str, str] | None = None,
+        big: int = 50_000_000,
+        interval: float = 0.2,
     ) -> None:
-        self.repos, self.gated, self.files = repos, gated or {}, files or {}
+        self.repos, self.gated, self.files, self.hostile = repos, gated or {}, files or {}, hostile or {}
+        self.big, self.interval = big, interval
         self.seen: list[tuple[str, str, str]] = []  # (method, path, authorization)
+        self.sent: Counter[str] = Counter()
+        self.stop = threading.Event()
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -36,8 +49,11 @@ class HubStandIn:
                     return self._error(404, "RepoNotFound")
                 if repo in hub.gated and self.headers.get("authorization") != f"Bearer {hub.gated[repo]}":
                     return self._error(401, "GatedRepo")
+                if mode := hub.hostile.get(f"{repo}/{filename}"):
+                    return self._hostile(mode, body)
                 if filename == "config.json":
-                    data = json.dumps(hub.repos[repo]).encode()
+                    config = hub.repos[repo]  # a dict, or raw bytes (text json.dumps cannot write)
+                    data = config if isinstance(config, bytes) else json.dumps(config).encode()
                 elif filename in hub.files.get(repo, {}):
                     data = hub.files[repo][filename]  # served whole; a Range request reads its head
                 else:
@@ -50,6 +66,32 @@ class HubStandIn:
                 self.end_headers()
                 if body:
                     self.wfile.write(data)
+
+            def _hostile(self, mode: str, body: bool) -> None:
+                if mode == "silent":
+                    hub.stop.wait()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("X-Repo-Commit", COMMIT)
+                if mode == "huge":
+                    self.send_header("Content-Length", str(hub.big))
+                elif mode in ("unsized", "trickle") and not body:
+                    self.send_header("Content-Length", "1000")  # a small size: the body then says otherwise
+                self.end_headers()
+                if not body:
+                    return
+                start = b'{"model_type": "llama", "pad": "'
+                chunk, step = (b" " * 65536, 0.0) if mode != "trickle" else (b" ", hub.interval)
+                try:
+                    self.wfile.write(start)
+                    while hub.sent[self.path] < hub.big and not hub.stop.is_set():
+                        self.wfile.write(chunk)
+                        hub.sent[self.path] += len(chunk)
+                        if step:
+                            hub.stop.wait(step)
+                except OSError:  # the client gave up (its refusal): the test checks when
+                    pass
 
             def _error(self, status: int, code: str) -> None:
                 data = json.dumps({"error": code}).encode()
@@ -72,6 +114,7 @@ class HubStandIn:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
+        self.stop.set()
         self.server.shutdown()
         self.server.server_close()
 

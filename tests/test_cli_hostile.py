@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +14,8 @@ from core.levers.prefix import prefix_error
 from core.levers.settings import PrefixCaching
 from core.spec.engine import EngineConfig
 from core.spec.release import parse_release
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_config_nested_thousands_deep_is_one_line_not_a_recursion_error(cli, tmp_path):
@@ -69,3 +75,82 @@ def test_goodput_without_an_slo_says_so(cli):
     assert json.loads(cli(*args, "--json")[1])["goodput"] is None
     # with an SLO no request can meet (1 ms to the first token) the share is a number: 0
     assert json.loads(cli(*base, "--json", "--ttft-slo-ms", "1")[1])["goodput"] == 0.0
+
+
+# --- file arguments and names (audit F8) ----------------------------------------------------------
+
+
+def test_a_model_name_of_256_characters_is_one_line_not_a_file_name_error():
+    # before: OSError: [Errno 36] File name too long, from Path.is_file() in core/spec/catalog.resolve
+    command = [sys.executable, "-m", "core", "estimate", "--gpu", "a10", "--model", "M" * 256]
+    answer = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert answer.returncode == 2 and "Traceback" not in answer.stderr and answer.stderr.count("\n") == 1
+    assert answer.stderr.startswith("error: unknown model 'MMM")
+
+
+@pytest.fixture
+def odd_paths(tmp_path):
+    (tmp_path / "folder.json").mkdir()
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "pipe.csv").symlink_to(tmp_path / "pipe.json")
+    (tmp_path / "wide.csv").write_text("1," + "9" * 200_000 + "\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("flag", "path", "message"),
+    [
+        ("--model", "{tmp}/" + "M" * 300 + ".json", "error: config.json: file name too long: "),
+        ("--model", "{tmp}/folder.json", "error: config.json: {tmp}/folder.json is a directory, not a file"),
+        ("--model", "{tmp}/pipe.json", "error: config.json: {tmp}/pipe.json is not a regular file (a device, pipe"),
+        ("--model", "{tmp}/a\x00b.json", "error: config.json: the path {tmp}/a\\x00b.json holds a NUL character"),
+        ("--model", "{tmp}/nothing.json", "error: config.json: no such file: {tmp}/nothing.json"),
+        ("--draft-model", "{tmp}/" + "D" * 300 + ".json", "error: config.json: file name too long: "),
+        ("--lengths-csv", "/dev/zero", "error: --lengths-csv: /dev/zero is not a regular file (a device, pipe"),
+        ("--lengths-csv", "/dev/urandom", "error: --lengths-csv: /dev/urandom is not a regular file"),
+        ("--lengths-csv", "{tmp}/pipe.csv", "error: --lengths-csv: {tmp}/pipe.csv is not a regular file"),
+        ("--lengths-csv", "{tmp}", "error: --lengths-csv: {tmp} is a directory, not a file"),
+        ("--lengths-csv", "{tmp}/" + "L" * 300, "error: --lengths-csv: file name too long: "),
+        ("--lengths-csv", "{tmp}/wide.csv", "error: CSV line 1: not a CSV of two columns (field larger than"),
+    ],
+)
+def test_file_arguments_that_are_no_readable_file_are_one_line(cli, odd_paths, flag, path, message):
+    # before: "no such file" for /dev/zero, a traceback for a long name, and open() on a FIFO waits forever
+    tmp = str(odd_paths)
+    base = ["--model", "llama-3.1-8b", "--gpu", "a10"]
+    if flag == "--model":
+        args = ["estimate", "--gpu", "a10", "--model", path.format(tmp=tmp)]
+    elif flag == "--draft-model":
+        args = ["estimate", *base, "--draft-model", path.format(tmp=tmp)]
+    else:
+        args = ["simulate", *base, "--request-rate", "1", "--num-requests", "5", "--lengths-csv", path.format(tmp=tmp)]
+    code, out, err = cli(*args)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(message.format(tmp=tmp))
+
+
+# --- values vLLM refuses at start-up (audit F12) ----------------------------------------------------
+
+
+def test_a_lora_rank_vllm_has_no_kernel_for_is_refused_with_its_rule(cli):
+    base = ("estimate", "--model", "llama-3.1-8b", "--gpu", "a10", "--max-loras", "2")
+    code, out, err = cli(*base, "--max-lora-rank", "3")
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        "error: --max-lora-rank 3 is not one vLLM accepts (1, 8, 16, 32, 64, 128, 256, 320, 512: "
+        "MaxLoRARanks in vllm/config/lora.py)"
+    )
+    assert cli(*base, "--max-lora-rank", "320")[0] == 0
+    assert cli(*base, "--max-lora-rank", "3", "--engine", "sglang")[0] == 0  # vLLM's rule, not SGLang's
+
+
+def test_a_token_budget_below_max_num_seqs_is_refused_as_vllm_refuses_it(cli):
+    base = ("estimate", "--model", "llama-3.1-8b", "--gpu", "a10")
+    code, out, err = cli(*base, "--max-num-batched-tokens", "1")
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        "error: --max-num-batched-tokens 1 is below max_num_seqs (256): vLLM refuses it (max_num_batched_tokens "
+        "must be greater than or equal to max_num_seqs, vllm/config/scheduler.py); raise it or lower --max-num-seqs"
+    )
+    assert cli(*base, "--max-num-batched-tokens", "1", "--max-num-seqs", "1")[0] == 0
+    assert cli(*base, "--max-num-batched-tokens", "256")[0] == 0  # A10: max_num_seqs 256 by default

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import tomllib
+from pathlib import Path
 
 import pytest
 
 from core.spec.catalog import DATA_DIR, load_model_file
-from core.spec.hf_config import ConfigError, model_from_config, read_config
+from core.spec.hf_config import ConfigError, model_from_config, read_config, unread_dtype
 
 MODEL_FILES = sorted((DATA_DIR / "models").glob("*.toml"))
 
@@ -110,3 +112,39 @@ def test_bad_text_is_a_clear_error(tmp_path, text, message):
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="no such file"):
         read_config(tmp_path / "nope.json")
+
+
+def test_a_file_path_that_is_no_file_is_a_clear_error_and_never_blocks(tmp_path):
+    os.mkfifo(tmp_path / "pipe.json")  # open() on a FIFO would wait for a writer forever
+    (tmp_path / "dir.json").mkdir()
+    for path, message in (
+        (tmp_path / "pipe.json", "is not a regular file"),
+        (tmp_path / "dir.json", "is a directory"),
+        (Path("/dev/zero"), "is not a regular file"),
+        (tmp_path / ("x" * 300), "file name too long"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            read_config(path)
+
+
+def test_a_number_json_reads_but_no_model_could_have_is_refused_naming_its_path():
+    text = json.dumps(LLAMA)[:-1] + ', "rope_scaling": {"factor": ' + "7" * 4400 + "}}"
+    with pytest.raises(ConfigError, match=r"^config.json: invalid field 'rope_scaling.factor': an integer of 4,400"):
+        read_config(text)  # before: json.loads' "Exceeds the limit (4300 digits)" ValueError, no field named
+
+
+def test_an_unread_torch_dtype_is_reported_and_read_ones_are_not():
+    assert unread_dtype({**LLAMA, "torch_dtype": "float1024"}) == "'float1024'"
+    unstated = {k: v for k, v in LLAMA.items() if k != "torch_dtype"}
+    assert unread_dtype({**unstated, "dtype": "float8_e4m3fn"}) == "'float8_e4m3fn'"  # newer transformers' key
+    assert unread_dtype(LLAMA) is None and unread_dtype(unstated) is None
+    quantized = {**LLAMA, "torch_dtype": "float1024", "quantization_config": {"quant_method": "fp8"}}
+    assert unread_dtype(quantized) is None  # the quantization sets the weights, not torch_dtype
+    assert model_from_config({**LLAMA, "torch_dtype": ["x"]}).native_dtype == "bf16"  # was a TypeError
+
+
+def test_an_error_from_the_layer_reader_is_prefixed_once():
+    mixtral = {**LLAMA, "model_type": "mixtral", "num_local_experts": 0, "num_experts_per_tok": 2}
+    with pytest.raises(ConfigError) as refused:
+        model_from_config(mixtral)
+    assert str(refused.value).startswith("config.json: invalid field 'num_local_experts'")

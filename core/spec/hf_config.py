@@ -176,6 +176,8 @@ def model_from_config(config: Mapping[str, Any], **meta: Any) -> ModelSpec:
         fields.update(block_fields(cfg, model_type, layers, _int))
         fields.update(hybrid_fields(cfg, model_type, layers, _int))
         fields["vision"] = vision_from_config(config, hidden)
+    except ConfigError:  # already says "config.json: ..."
+        raise
     except (LayerConfigError, VisionConfigError, ValueError) as err:  # a spec's own checks included
         raise ConfigError(f"config.json: {err}") from None
     fields.update(meta)
@@ -286,4 +288,5 @@ def unread_dtype(config: Mapping[str, Any]) -> str | None:
     dtype = _stated_dtype(config, cfg)
     if dtype is None or (isinstance(dtype, str) and dtype in _DTYPES):
         return None
-    return show(dtype)
+    quoted = repr(dtype)
+    return quoted if len(quoted) <= 40 else f"{quoted[:37]}..."

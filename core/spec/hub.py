@@ -81,11 +81,11 @@ def _offline() -> bool:
 
 
 def fetch_config(
-    repo_id: str, *, endpoint: str | None = None, token: str | None = None, deadline_s: float = DEADLINE_S
+    repo_id: str, *, endpoint: str | None = None, token: str | None = None, deadline_s: float | None = None
 ) -> dict[str, Any]:
     """The repo's config.json as a dict, from the Hub at ``endpoint`` (default ``HF_ENDPOINT`` or
-    huggingface.co) with ``token`` (default ``HF_TOKEN``) within ``deadline_s`` seconds, or from the
-    cache in offline mode; raises HubError or ConfigError."""
+    huggingface.co) with ``token`` (default ``HF_TOKEN``) within ``deadline_s`` seconds (default
+    :data:`DEADLINE_S`), or from the cache in offline mode; raises HubError or ConfigError."""
     repo_id = repo_id.strip()
     if not REPO_ID.match(repo_id):
         raise HubError(f"{repo_id[:100]!r} is not a Hugging Face repo id (owner/name)")
@@ -98,6 +98,7 @@ def fetch_config(
             )
         return read_config(path)
     where = _endpoint(endpoint)
+    deadline_s = DEADLINE_S if deadline_s is None else deadline_s
     try:
         url = _url(where, repo_id, "config.json")
     except ValueError as err:  # huggingface_hub's own checks of the id, should they outgrow REPO_ID
@@ -121,11 +122,12 @@ def fetch_config(
             f"could not fetch {repo_id} from {where} (no complete answer within {deadline_s:g} s); {OFFLINE_HINT}"
         ) from None
     except TooLarge as err:
-        stated = f"is {err.size:,} bytes" if err.size is not None else f"sent more than {err.cap:,} bytes"
-        raise HubError(
-            f"{repo_id}'s config.json on {where} {stated}, over the {err.cap:,} a config.json may have: "
-            "refused, nothing kept"
-        ) from None
+        what = (
+            f"is {err.size:,} bytes, over the {err.cap:,} a config.json may have: refused before downloading"
+            if err.size is not None
+            else f"ran past the {err.cap:,} bytes a config.json may have: refused"
+        )
+        raise HubError(f"{repo_id}'s config.json on {where} {what}, nothing kept") from None
     except NETWORK_ERRORS as err:
         raise HubError(f"could not fetch {repo_id} from {where} ({_reason(err)}); {OFFLINE_HINT}") from None
     reply = body if body is not None else head
@@ -161,7 +163,7 @@ UNPACKED_DTYPES = frozenset({"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"})
 (AWQ and GPTQ store eight 4-bit weights in one I32), so their counts are not parameters."""
 
 
-def fetch_parameter_counts(repo_id: str, *, deadline_s: float = DEADLINE_S) -> dict[str, int] | None:
+def fetch_parameter_counts(repo_id: str, *, deadline_s: float | None = None) -> dict[str, int] | None:
     """Elements per safetensors dtype over all of the repo's shards, read from their headers within
     ``deadline_s`` seconds (:mod:`core.spec.hub_safetensors`); None when the repo has none, the
     machine is offline or the Hub cannot say in time."""
@@ -171,7 +173,7 @@ def fetch_parameter_counts(repo_id: str, *, deadline_s: float = DEADLINE_S) -> d
     try:
         return run(
             lambda client: parameter_counts(client, lambda name: _url(where, repo_id, name)),
-            deadline=time.monotonic() + deadline_s,
+            deadline=time.monotonic() + (DEADLINE_S if deadline_s is None else deadline_s),
             headers=_headers(None),
         )
     except (DeadlinePassed, TooLarge, *NETWORK_ERRORS):  # the config alone still answers
@@ -185,17 +187,18 @@ def published_total(counts: dict[str, int] | None) -> float | None:
     return float(sum(counts.values()))
 
 
-def fetch_model(repo_id: str, *, deadline_s: float = DEADLINE_S) -> ModelSpec:
+def fetch_model(repo_id: str, *, deadline_s: float | None = None) -> ModelSpec:
     """The repo's architecture from its config.json on the Hub (:func:`fetch_with_config`)."""
     return fetch_with_config(repo_id, deadline_s=deadline_s)[0]
 
 
-def fetch_with_config(repo_id: str, *, deadline_s: float = DEADLINE_S) -> tuple[ModelSpec, dict[str, Any]]:
+def fetch_with_config(repo_id: str, *, deadline_s: float | None = None) -> tuple[ModelSpec, dict[str, Any]]:
     """The repo's architecture from its config.json on the Hub (:func:`fetch_config`), with id
     ``hub-<owner>-<name>``, the repo as its Hugging Face id and, where its safetensors headers say
     so within the same deadline, the exact parameter count; and the config it was read from (for
     what it holds that was not understood). Raises HubError or ConfigError."""
     repo_id = repo_id.strip()
+    deadline_s = DEADLINE_S if deadline_s is None else deadline_s
     deadline = time.monotonic() + deadline_s
     config = fetch_config(repo_id, deadline_s=deadline_s)
     counts = fetch_parameter_counts(repo_id, deadline_s=deadline - time.monotonic())
