@@ -230,7 +230,7 @@ def test_a_fetched_file_is_a_config_or_hub_error_naming_the_field(hostile_hub, c
 
 
 @pytest.mark.parametrize("case", ["5,000-digit field", "torch_dtype float1024", "valid"])
-def test_the_model_searchs_fetch_says_what_went_wrong_or_what_was_assumed(hostile_hub, case):
+def test_the_model_search_fetch_says_what_went_wrong_or_what_was_assumed(hostile_hub, case):
     repo = f"hostile/case-{IDS.index(case)}"
     app = open_app()
     app.text_input(key="model_search").set_value(repo).run()
