@@ -25,10 +25,11 @@ browser fetch it from Google's font host, which an offline classroom cannot reac
 def main() -> None:
     """One run of one session: the link's language, the navigation (which resolves the page the URL
     names), the sidebar (which may rerun once to turn a link's catalog ids into names; after the
-    navigation, that rerun keeps the page), then the page, then the judgement of the link's values."""
+    navigation, that rerun keeps the page), the notice of the link's values the sidebar did not take
+    (before the page, which may stop), then the page and the notice with its own values too."""
     from core.spec.catalog import load_catalog
     from ui.i18n import t
-    from ui.link_state import judge_link, open_language, show_ignored
+    from ui.link_state import open_language, show_ignored
     from ui.sidebar import link_checks, render_sidebar
 
     st.set_page_config(page_title="LLM Inference Tradeoff Explorer", page_icon=PAGE_ICON, layout="wide")
@@ -73,12 +74,11 @@ def main() -> None:
     navigation = st.navigation(pages)
     link_notices = st.container()  # link values the page could not honour, above the page
     render_sidebar(load_catalog())
+    notice_after_page = show_ignored(link_notices, lambda: link_checks(load_catalog()))  # the sidebar's, now
     try:
         navigation.run()
-    finally:  # after the page's own inputs have run, even when the page stopped early
-        judge_link(lambda: link_checks(load_catalog()))
-        with link_notices:
-            show_ignored()
+    finally:  # the page's own inputs judged too, unless the page stopped (st.stop: nothing draws after it)
+        notice_after_page()
 
 
 if __name__ == "__main__":  # a session's run

@@ -73,6 +73,29 @@ def test_a_page_input_from_the_link_is_judged_when_its_page_runs():
     assert any("`plan_users=-3` ignored" in n for n in notices(at))
 
 
+def test_a_page_that_stops_early_still_shows_the_notice_of_the_sidebars_values():
+    # Compare stops (st.stop) while nothing is saved, and Streamlit draws nothing after a stop: the
+    # notice drawn after the page never showed there (issue 29 item 5)
+    at = open_at("compare", batch="-5")
+    assert any("`batch=-5` ignored: must be 1-1024" in n for n in notices(at))
+    at.button(key="link_dismiss").click().run()
+    assert not notices(at) and not at.exception
+
+
+def test_moving_a_stepped_input_logs_no_warning_stack(caplog):
+    # the slider sets the number input through the Session State API, which is given its default on
+    # every run (ui.url_inputs.stepped_int): Streamlit logs that once per process with a whole stack
+    # unless .streamlit/config.toml turns the warning off (the audit's F12)
+    from streamlit.elements.lib import policies
+
+    policies._shown_default_value_warning = False  # the process may have been warned (or not) already
+    at = open_app()
+    with caplog.at_level("WARNING", logger="streamlit.elements.lib.policies"):
+        at.select_slider(key="batch_steps").set_value(16).run()
+    assert at.number_input(key="batch").value == 16
+    assert not [r for r in caplog.records if "Session State API" in r.getMessage()]
+
+
 def test_catalog_ids_in_a_link_select_the_model_and_gpu_the_cli_names():
     at = open_app(model="qwen3-8b", gpu="h100-sxm")
     assert not notices(at)

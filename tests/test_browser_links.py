@@ -1,7 +1,8 @@
 """Real browser (issue 28, items 4, 5 and 8): a link opens the page its path names with every value it
 carries, catalog ids included; a fresh server's first visitor of a page URL gets that page, not
 Streamlit's "Page not found"; no page asks another host for anything (its icon included), and
-visitors see no Deploy button.
+visitors see no Deploy button. A hostile link (issue 29, items 4 and 5) places no link on the page,
+keeps its page and says what it refused.
 
 Skips without Chromium outside CI and fails in CI (the fixtures of tests/test_browser.py). A test of
 a first visit starts its own server: the first session of a process is the one Streamlit got wrong.
@@ -9,12 +10,14 @@ a first visit starts its own server: the first session of a process is the one S
 
 from __future__ import annotations
 
+import json
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
 from core.messages import message
+from core.spec import json_fields
 from core.teaching.exercises import load_exercises
 from tests.test_browser import CATALOG, ROOT, WAIT_MS, browser, press, run_server, server, settled  # noqa: F401
 from ui.sidebar import DEFAULTS
@@ -42,6 +45,7 @@ LINKS = [
     *(ex.links("")["page"] for ex in load_exercises()),
 ]
 NAMES = {"model": {m.id: m.name for m in CATALOG.models}, "gpu": {g.id: g.name for g in CATALOG.gpus}}
+TINY = json.loads((ROOT / "tests" / "data" / "tiny_llama_config.json").read_text())
 
 
 def _context(browser, server: str, requests: list[str] | None = None):  # noqa: F811
@@ -187,5 +191,36 @@ def test_no_page_fetches_anything_from_another_host_and_visitors_get_no_deploy_b
             assert [url for url in loaded if not url.startswith(server)] == [], path
             expect(page.get_by_test_id("stAppDeployButton")).to_have_count(0)
             page.close()
+    finally:
+        context.close()
+
+
+def test_a_hostile_link_places_no_link_on_the_page_keeps_its_page_and_says_what_it_refused(browser, server):  # noqa: F811
+    from playwright.sync_api import expect
+
+    context = _context(browser, server)
+    try:
+        # the audit's F6: the model name inside mcfg was drawn on Compare as a link to an outside site; a
+        # backtick in a value ended the notice's code span and its URL became a link there too
+        name = "MARK [Official answer key](https://evil.example/phish)"
+        token = json_fields.pack({"n": name, "c": TINY}, 6000)
+        page = _open(context, f"{server}/compare?mcfg={token}&batch=%60https://evil.example/notice")
+        expect(page.get_by_role("heading", name=message("compare.title"), exact=True)).to_be_visible()
+        expect(page.get_by_text("Current scenario:")).to_contain_text("MARK Official answer key")
+        expect(page.get_by_test_id("stAlert").filter(has_text="batch=")).to_contain_text("ignored: must be 1-1024")
+        settled(page)
+        expect(page.locator("a[href*='evil.example']")).to_have_count(0)
+        # F7: an infinite value on Plan opened the Explorer with no notice; a query of more than 1,000
+        # values Streamlit dropped whole, opening the page at its defaults without a word
+        for link, said in (
+            ("plan?plan_users=1e999", "plan_users=1e999 ignored: must be 1 to 10,000,000"),
+            ("plan?" + "&".join(f"k{i}=1" for i in range(1001)), "none of its values were read"),
+        ):
+            page = _open(context, f"{server}/{link}")
+            expect(page.get_by_role("heading", name=message("plan.title"), exact=True)).to_be_visible()
+            expect(page.get_by_test_id("stAlert").filter(has_text=message("link.ignored_title"))).to_contain_text(said)
+            settled(page)
+            assert urlsplit(page.url).path == "/plan" and "dropped_query" not in page.url, page.url
+            expect(page.get_by_test_id("stException")).to_have_count(0)
     finally:
         context.close()

@@ -9,8 +9,8 @@ with what the input takes ("batch=-5 ignored: must be 1 to 1024").
 Two things a link carries besides widget values: catalog ids where the sidebar lists names (the
 CLI's ``model=qwen3-8b`` reads as ``Qwen3-8B``), and a model imported from a config.json in
 another session, which rides in the ``mcfg`` parameter as its compressed config
-(:func:`link_imported_model`) and is imported again when the link opens; its name is cleaned as the
-import form cleans a typed one (:func:`ui.safe.clean_name`).
+(:func:`link_imported_model`) and is imported again when the link opens; its name is cleaned as
+every name from outside is (:func:`ui.custom.imported_model`).
 
 What no input can judge is named on the session's first run (:func:`open_language`): a key given
 twice with different values (both refused: which one the link meant is unknown), and a query that
@@ -20,7 +20,7 @@ Streamlit would have dropped whole (:mod:`ui.query_limit` sends the browser back
 from __future__ import annotations
 
 import math
-import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,7 +31,7 @@ from core.spec.hf_config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, ConfigError
 from ui.custom import add_imported_model, imported_config, imported_model
 from ui.i18n import LANGUAGE_NAMES, t
 from ui.query_limit import DROPPED_PARAM, MAX_QUERY_CHARS, MAX_QUERY_FIELDS, dropped_size
-from ui.safe import clean_name, escape_markdown
+from ui.safe import escape_markdown
 
 OPENED = "link_opened"
 """Session key: the query parameters not judged yet (key -> value as the link had it)."""
@@ -99,9 +99,8 @@ def open_link(models: dict, gpus: dict) -> None:
             payload = json_fields.unpack(token, MAX_MODEL_CHARS, MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH + 1)
             if not isinstance(payload, dict) or not isinstance(payload.get("c"), dict):
                 raise ValueError(f"{MODEL_PARAM}: not an object holding a config.json")
-            # the name as the import form cleans a typed one: a link must not place a link or formatting
-            # on the page (F6: "[answer key](https://evil…)" was drawn as a link on Compare)
-            name = clean_name(payload["n"], "") if isinstance(payload.get("n"), str) else ""
+            # imported_model cleans the name as every name from outside (F6: a link's was drawn as a link)
+            name = payload["n"] if isinstance(payload.get("n"), str) else ""
             model = imported_model(payload["c"], name)
         except (ValueError, ConfigError) as err:
             _ignore(MODEL_PARAM, token[:24] + "…", escape_markdown(str(err)))
@@ -160,13 +159,32 @@ def judge_choice(param: str, options: Sequence[str]) -> None:
         _ignore(param, raw, ", ".join(options))
 
 
-def show_ignored() -> None:
-    """The notices of link values that were not honoured, with a button that dismisses them."""
-    notes = st.session_state.get(IGNORED)
-    if not notes:
-        return
-    st.warning(t("link.ignored_title") + "\n\n" + "\n".join(f"- {note}" for note in notes))
-    st.button(t("link.dismiss"), key="link_dismiss", on_click=st.session_state.pop, args=(IGNORED, None))
+def show_ignored(where: Any, checks: Callable[[], tuple[dict, dict]]) -> Callable[[], None]:
+    """The notice of link values that were not honoured, with a button that dismisses it, drawn in
+    ``where`` (above the page) twice: now, with the values judged so far (the sidebar's), because a
+    page that stops (``st.stop()``: Compare with nothing saved) draws nothing after it; and by the
+    function returned, to call after the page, with its own inputs judged too (:func:`judge_link`)."""
+    with where:
+        text, button = st.empty(), st.empty()
+
+    def draw(with_button: bool) -> bool:
+        notes = st.session_state.get(IGNORED)
+        if notes:
+            text.warning(t("link.ignored_title") + "\n\n" + "\n".join(f"- {note}" for note in notes))
+            if not with_button:  # one button a run: a second with its key would be an error
+                button.button(
+                    t("link.dismiss"), key="link_dismiss", on_click=st.session_state.pop, args=(IGNORED, None)
+                )
+        return with_button or bool(notes)
+
+    judge_link(checks)
+    has_button = draw(False)
+
+    def after_page() -> None:
+        judge_link(checks)
+        draw(has_button)
+
+    return after_page
 
 
 def _ignore(key: str, raw: str, domain: str) -> None:
@@ -180,8 +198,10 @@ def _note(text: str) -> None:
 def _shown(raw: str) -> str:
     """A key or value from the link as a notice quotes it, inside a code span (where Markdown draws
     nothing, links included): at most 40 characters, a backtick (which would end the span, and a
-    backslash does not escape it there) as ', line breaks as spaces."""
-    return re.sub(r"\s", " ", (raw if len(raw) <= 40 else raw[:40] + "…").replace("`", "'"))
+    backslash does not escape it there) as ', line breaks and control characters (a right-to-left
+    override would reorder the notice) as spaces."""
+    text = raw if len(raw) <= 40 else raw[:40] + "…"
+    return "".join("'" if c == "`" else " " if c.isspace() or unicodedata.category(c)[0] == "C" else c for c in text)
 
 
 def _refuse_repeated() -> bool:
@@ -206,8 +226,8 @@ def _refuse_dropped() -> bool:
     if dropped is None:
         _ignore(DROPPED_PARAM, raw, t("link_query.dropped_domain"))
     else:
-        chars, fields = dropped
-        _note(t("link_query.dropped", chars=chars, fields=fields, max_chars=MAX_QUERY_CHARS, max_fields=MAX_QUERY_FIELDS))
+        limits = {"max_chars": MAX_QUERY_CHARS, "max_fields": MAX_QUERY_FIELDS}
+        _note(t("link_query.dropped", chars=dropped[0], fields=dropped[1], **limits))
     return True
 
 
