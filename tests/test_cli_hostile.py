@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -154,3 +155,19 @@ def test_a_token_budget_below_max_num_seqs_is_refused_as_vllm_refuses_it(cli):
     )
     assert cli(*base, "--max-num-batched-tokens", "1", "--max-num-seqs", "1")[0] == 0
     assert cli(*base, "--max-num-batched-tokens", "256")[0] == 0  # A10: max_num_seqs 256 by default
+
+
+def test_a_file_the_system_refuses_is_one_line(cli, monkeypatch, tmp_path):
+    # as root every file reads, so the refusal is the system's answer stood in for
+    path = tmp_path / "locked.json"
+    path.write_text("{}")
+    real_stat = os.stat
+
+    def refused(target, *args, **kwargs):
+        if str(target) == str(path):
+            raise PermissionError(errno.EACCES, "Permission denied", str(target))
+        return real_stat(target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", refused)
+    code, out, err = cli("estimate", "--gpu", "a10", "--model", str(path))
+    assert code == 2 and out == "" and err == f"error: config.json: permission denied: {path}\n"

@@ -225,3 +225,21 @@ def test_the_ui_search_decides_repo_ids_from_the_text_alone(tmp_path, monkeypatc
     assert looks_like_repo_id("acme/secrets") and not looks_like_repo_id("acme/../secrets")
     assert not looks_like_repo_id("a/b..c") and not looks_like_repo_id("a--b/c") and not looks_like_repo_id("a/b.git")
     assert touched == []
+
+
+def test_a_server_cannot_choose_where_the_cache_writes(monkeypatch, tmp_path):
+    """The commit and the ETag a server sends become file names: only hexadecimal ones are used."""
+    from core.spec.hub_cache import cached_file, store
+
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
+    assert not store("acme/x", "config.json", b"{}", commit="../../../../outside", etag="0" * 40)
+    assert files_under(tmp_path) == []
+    assert store("acme/x", "config.json", b"{}", commit="a" * 40, etag='W/"../../../../outside"')
+    blob = hashlib.sha256(b"{}").hexdigest()  # the ETag was not a hash: the blob is named by its bytes
+    assert sorted(p.relative_to(cache).as_posix() for p in files_under(tmp_path)) == [
+        f"models--acme--x/blobs/{blob}",
+        "models--acme--x/refs/main",
+        f"models--acme--x/snapshots/{'a' * 40}/config.json",
+    ]
+    assert cached_file("acme/x", "config.json").read_bytes() == b"{}"
