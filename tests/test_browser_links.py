@@ -212,8 +212,10 @@ def test_a_hostile_link_places_no_link_on_the_page_keeps_its_page_and_says_what_
         expect(page.locator("a[href*='evil.example']")).to_have_count(0)
         # F7: an infinite value on Plan opened the Explorer with no notice; a query of more than 1,000
         # values Streamlit dropped whole, opening the page at its defaults without a word
+        # and an error quoting a link's text (a config's model_type) drew its URL as a link
+        hostile_type = json_fields.pack({"n": "x", "c": TINY | {"model_type": "https://evil.example/type"}}, 6000)
         for link, said in (
-            ("plan?plan_users=1e999", "plan_users=1e999 ignored: must be 1 to 10,000,000"),
+            (f"plan?plan_users=1e999&mcfg={hostile_type}", "plan_users=1e999 ignored: must be 1 to 10,000,000"),
             ("plan?" + "&".join(f"k{i}=1" for i in range(1001)), "none of its values were read"),
         ):
             page = _open(context, f"{server}/{link}")
@@ -221,6 +223,7 @@ def test_a_hostile_link_places_no_link_on_the_page_keeps_its_page_and_says_what_
             expect(page.get_by_test_id("stAlert").filter(has_text=message("link.ignored_title"))).to_contain_text(said)
             settled(page)
             assert urlsplit(page.url).path == "/plan" and "dropped_query" not in page.url, page.url
+            expect(page.locator("a[href*='evil.example']")).to_have_count(0)
             expect(page.get_by_test_id("stException")).to_have_count(0)
     finally:
         context.close()

@@ -220,6 +220,15 @@ def test_no_page_draws_a_link_from_a_model_name_a_link_carried(page):
         assert "[Official answer key]" not in text and "](https://" not in text
 
 
+def test_an_error_that_quotes_a_links_text_draws_no_link():
+    # the message quotes the config's text: Streamlit draws https://... and www.... as links even when
+    # backslash-escaped, so the escaping breaks them with a zero-width space
+    bad = {"model_type": "https://evil.example/x", "torch_dtype": "www.evil.example"}
+    at = open_at("", mcfg=_model_link("x", TINY | bad))
+    (raw,) = [w.value for w in at.warning if "This link asked" in w.value]
+    assert "evil.example/x" in raw and "https://" not in raw and "www." not in raw
+
+
 def test_a_valid_model_link_is_imported_without_a_notice():
     at = open_at("", mcfg=_model_link("tiny llama"))
     assert not notice(at) and at.session_state["model"] == "custom-tiny-llama"

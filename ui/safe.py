@@ -17,8 +17,11 @@ from core.spec.display_name import NAME_MAX, clean_name, name_changed
 __all__ = ["NAME_MAX", "clean_name", "escape_markdown", "name_changed"]
 
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$!])")  # inline markup, links, HTML, math
+AUTOLINK = re.compile(r"(?i)https?:(?=//)|www(?=\.)|@")
+"""Where a zero-width space keeps quoted text from becoming a link (``https:``/``//``, ``www``/``.``,
+``a@``/``b.com``): Streamlit draws those as links, backslash-escaped or not (checked in Chromium)."""
 
 
 def escape_markdown(text: str) -> str:
-    """``text`` shown literally by Streamlit's Markdown renderer."""
-    return MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    """``text`` shown literally by Streamlit's Markdown renderer, with no link in it."""
+    return AUTOLINK.sub(lambda found: found.group() + "\u200b", MARKDOWN_SPECIAL.sub(r"\\\1", text))
