@@ -202,11 +202,13 @@ def test_a_hostile_link_places_no_link_on_the_page_keeps_its_page_and_says_what_
     try:
         # the audit's F6: the model name inside mcfg was drawn on Compare as a link to an outside site; a
         # backtick in a value ended the notice's code span and its URL became a link there too
-        name = "MARK [Official answer key](https://evil.example/phish)"
+        name = "MARK [Official answer key](https://evil.example/phish) _urgent_"
         token = json_fields.pack({"n": name, "c": TINY}, 6000)
         page = _open(context, f"{server}/compare?mcfg={token}&batch=%60https://evil.example/notice")
         expect(page.get_by_role("heading", name=message("compare.title"), exact=True)).to_be_visible()
-        expect(page.get_by_text("Current scenario:")).to_contain_text("MARK Official answer key")
+        current = page.get_by_text("Current scenario:")
+        expect(current).to_contain_text("MARK Official answer key")
+        expect(current.locator("em")).to_have_count(0)
         expect(page.get_by_test_id("stAlert").filter(has_text="batch=")).to_contain_text("ignored: must be 1-1024")
         settled(page)
         expect(page.locator("a[href*='evil.example']")).to_have_count(0)

@@ -202,6 +202,7 @@ def test_a_model_name_from_a_link_is_cleaned_before_any_page_shows_it(name):
     shown_name = at.session_state["custom_models"][at.session_state["model"]].name
     assert 0 < len(shown_name) <= NAME_MAX
     assert not set(shown_name) & set("[]<>*`"), shown_name
+    assert " _" not in f" {shown_name}" and "_ " not in f"{shown_name} "  # no emphasis (_x_)
     carried = [text for text in texts(at) if shown_name[:20] in text]
     assert any(text.startswith("body:") for text in carried)  # Markdown: "Current scenario: ..."
     for text in carried:

@@ -23,14 +23,18 @@ SAFE_ID = re.compile(r"[^a-z0-9._-]+")
 
 AUTOLINK = re.compile(r"/{2,}|(?i:\bwww)\.")
 """What Markdown's autolinks start from, left in plain characters: ``://`` (a URL) and ``www.``."""
+EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])")
+"""Underscores at a word's edge, where Markdown makes emphasis (``_x_``); inside one (``my_model``) they stay."""
 
 
 def clean_name(text: str, fallback: str) -> str:
     """``text`` as a display name: only letters, digits, spaces and ``. _ - ( ) / + :`` kept, a run of
-    slashes one slash and ``www.`` without its dot (so no URL becomes a link), spaces collapsed, cut
-    to :data:`NAME_MAX` characters; ``fallback`` when nothing is left."""
+    slashes one slash and ``www.`` without its dot (so no URL becomes a link), ``_`` only inside a
+    word (no emphasis), spaces collapsed, cut to :data:`NAME_MAX` characters; ``fallback`` when
+    nothing is left."""
     plain = AUTOLINK.sub(lambda found: "/" if found.group().startswith("/") else found.group()[:-1] + " ", text)
-    cleaned = " ".join(NOT_PLAIN.sub(" ", plain).split())[:NAME_MAX].strip()
+    cut = " ".join(NOT_PLAIN.sub(" ", plain).split())[:NAME_MAX]
+    cleaned = " ".join(EDGE_UNDERSCORE.sub(" ", cut).split())  # after the cut, which can leave one at the end
     return cleaned or fallback
 
 
