@@ -285,3 +285,22 @@ def test_an_unread_torch_dtype_is_said_in_the_cli_text_and_json(cli, tmp_path):
     assert (
         "notices" not in json.loads(cli("estimate", "--model", str(path), "--gpu", "a10", "--json")[1])["model_match"]
     )
+
+
+def test_a_name_longer_than_any_model_or_gpu_names_nothing_and_the_message_stays_short(catalog):
+    """A link's model= or gpu= may carry 500 KB (issue 29): past 200 characters nothing is read, and the
+    message quotes only the start of what was typed."""
+    from core.spec.gpu_names import find_gpus
+
+    models = list(catalog.models.values()) if isinstance(catalog.models, dict) else list(catalog.models)
+    gpus = list(catalog.gpus.values()) if isinstance(catalog.gpus, dict) else list(catalog.gpus)
+    huge = "Qwen3 8B " * 60_000  # every token a catalog model has, half a megabyte
+    assert find_models(huge, models) == ([], "")
+    assert closest_models(huge, models) == []
+    assert find_gpus("H100 " * 100_000, gpus) == ([], "")
+    assert find_models("Qwen3 8B " * 23, models)[0] == [], "over 200 characters name nothing"
+    assert find_models(("Qwen3 8B " * 22).strip(), models)[0], "the same words under 200 characters still do"
+    with pytest.raises(UnknownName) as err:
+        resolve(huge.strip(), catalog)
+    assert len(err.value.typed) == 61 and err.value.typed.endswith("…")
+    assert len(str(err.value)) < 400

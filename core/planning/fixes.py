@@ -32,7 +32,7 @@ from core.spec.model import ModelSpec
 from core.spec.params import parameter_counts
 from core.timing.host_link import host_read_seconds
 
-SIZE_SUFFIX = re.compile(r"-?\d+(\.\d+)?[BbMm]\b.*$")
+SIZE_SUFFIX = re.compile(r"-?(?<![\d.])\d+(\.\d+)?[BbMm]\b.*$")  # starts a run only: linear time
 FIX_DRAFT_TOKENS = 4  # vLLM's examples and the EAGLE/draft-model defaults propose 3-5 tokens
 OTHER_GPUS_SHOWN = 3  # the cheapest alternatives; the Plan page lists every GPU separately
 CHANGES_THE_ANSWERS = frozenset({"caveat_quality", "caveat_kv_fp8", "caveat_context"})

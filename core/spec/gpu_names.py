@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from core.spec import units
 from core.spec.gpu import GpuSpec
-from core.spec.suggestions import SUGGESTIONS, UnknownName, closest
+from core.spec.suggestions import MAX_TYPED, SUGGESTIONS, UnknownName, closest
 
 VENDOR_WORDS = ("nvidia", "geforce", "tesla", "quadro", "rtx", "amd", "instinct", "radeon", "intel", "habana")
 """Words that name the maker or product line, not the chip (dropped, also glued to it: rtx4090)."""
@@ -42,9 +42,6 @@ FLAGSHIP_FORM = "sxm"
 REMARK = re.compile(r"\([^()]*\)")
 """A remark in parentheses, innermost first: each "(" is read up to the next parenthesis only, so a
 name of many "(" takes linear time (``[^)]*`` read each to the end: 100,000 took 11 s, issue 29)."""
-MAX_TYPED = 200
-"""The longest text read as a GPU name (the model search box takes as many); a longer one names no
-GPU, and is not read at all: a link's ``gpu=`` may carry 500 KB."""
 MEMORY = re.compile(r"(?<![a-z0-9.])(\d+)\s*(?:gb|gib|g)(?![a-z0-9])")
 """80GB, 80 GB, 80g: a memory size (not the g of a10g: a letter before the digits)."""
 SEPARATORS = re.compile(r"[\s_\-/,.:+]+")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from core.messages import message
 from core.spec.model import ModelSpec
-from core.spec.suggestions import SUGGESTIONS, UnknownName, closest
+from core.spec.suggestions import MAX_TYPED, SUGGESTIONS, UnknownName, closest
 
 TUNE_TOKENS = frozenset({"instruct", "chat", "it", "base", "hf", "sft", "rl", "thinking", "exp", "latest", "text"})
 """Fine-tunes and packaging that keep the architecture (weights differ, shapes do not): Qwen's
@@ -188,6 +188,8 @@ def find_models(name: str, models: Iterable[ModelSpec]) -> tuple[list[ModelSpec]
     """Catalog models that ``name`` may mean, best first, and how they matched ('id', 'derived',
     'closest' or '' when none did)."""
     models = list(models)
+    if len(name) > MAX_TYPED:  # names nothing, and is not read (a link's model= may carry 500 KB)
+        return [], ""
     key = name.strip().lower()
     exact = [m for m in models if key in (m.id.lower(), m.name.lower(), m.hf_id.lower())]
     if exact:
@@ -230,6 +232,8 @@ def pick_match(name: str, found: list[ModelSpec], how: str) -> ModelMatch | None
 def closest_models(name: str, models: Iterable[ModelSpec], limit: int = SUGGESTIONS) -> list[ModelSpec]:
     """The catalog models whose keys (tokens joined by spaces) are most like ``name``'s
     (:func:`closest`), in id order among equals. Only ever offered, never resolved."""
+    if len(name) > MAX_TYPED:
+        return []
     typed = " ".join(parse_name(name).tokens)
     entries = ((m, (" ".join(k) for k in model_keys(m))) for m in sorted(models, key=lambda m: m.id))
     return closest(typed, entries, limit)

@@ -12,6 +12,11 @@ from core.messages import alternatives, message
 
 T = TypeVar("T")
 SUGGESTIONS = 3
+MAX_TYPED = 200
+"""The longest text read as a model or GPU name (the model search box takes as many); a longer one names
+nothing and is not read at all: a link's ``model=`` or ``gpu=`` may carry 500 KB (issue 29)."""
+SHOWN_TYPED = 60
+"""The most of a typed name a message quotes (then "…"): a message stays one line whatever was typed."""
 """At most this many catalog names are offered for a name that did not resolve."""
 LIKENESS_CUTOFF = 0.6
 """difflib's ratio (2 x matching characters / both lengths, 0-1) below which a name is not offered:
@@ -63,7 +68,9 @@ class UnknownName(ValueError):
     ) -> None:
         self.kind = kind
         """'model' or 'gpu'."""
-        self.typed = typed.strip()
+        typed = typed.strip()
+        self.typed = typed if len(typed) <= SHOWN_TYPED else typed[:SHOWN_TYPED] + "…"
+        """What was typed, as the message quotes it (at most :data:`SHOWN_TYPED` characters)."""
         self.ambiguous = ambiguous
         self.more = max(len(ids) - SUGGESTIONS, 0) if ambiguous else 0
         """Further entries that fit as well, not listed."""
