@@ -238,6 +238,7 @@ def test_every_cli_command_resolves_ollama_names_and_names_the_closest_on_a_typo
         ("N" * 5000, "N" * 60),
         ("Qwen/Qwen3-8B (mine)", "Qwen/Qwen3-8B (mine)"),
         ("  llama3.1:8b  ", "llama3.1:8b"),
+        ("M :material/home: :smile: :red-x:y", "M : material/home: : smile: : red-x:y"),
         ("通义千问 3", "通义千问 3"),
         ("<>[]", ""),
     ],

@@ -25,16 +25,20 @@ AUTOLINK = re.compile(r"/{2,}|(?i:\bwww)\.")
 """What Markdown's autolinks start from, left in plain characters: ``://`` (a URL) and ``www.``."""
 EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])")
 """Underscores at a word's edge, where Markdown makes emphasis (``_x_``); inside one (``my_model``) they stay."""
+SHORTCODE = re.compile(r":(?=[\w/+.-]+:)")
+"""A colon that opens Streamlit's ``:name:`` shortcodes: ``:smile:`` draws an emoji and ``:material/home:`` an
+icon from Google's font (a request to another host). One colon (``llama3.1:8b``) stays."""
 
 
 def clean_name(text: str, fallback: str) -> str:
     """``text`` as a display name: only letters, digits, spaces and ``. _ - ( ) / + :`` kept, a run of
     slashes one slash and ``www.`` without its dot (so no URL becomes a link), ``_`` only inside a
-    word (no emphasis), spaces collapsed, cut to :data:`NAME_MAX` characters; ``fallback`` when
-    nothing is left."""
+    word (no emphasis), no ``:name:`` shortcode (no emoji or icon), spaces collapsed, cut to
+    :data:`NAME_MAX` characters; ``fallback`` when nothing is left."""
     plain = AUTOLINK.sub(lambda found: "/" if found.group().startswith("/") else found.group()[:-1] + " ", text)
     cut = " ".join(NOT_PLAIN.sub(" ", plain).split())[:NAME_MAX]
-    cleaned = " ".join(EDGE_UNDERSCORE.sub(" ", cut).split())  # after the cut, which can leave one at the end
+    unmarked = SHORTCODE.sub(": ", EDGE_UNDERSCORE.sub(" ", cut))  # after the cut, which can leave one at the end
+    cleaned = " ".join(unmarked.split())
     return cleaned or fallback
 
 
