@@ -171,3 +171,12 @@ def test_a_file_the_system_refuses_is_one_line(cli, monkeypatch, tmp_path):
     monkeypatch.setattr(os, "stat", refused)
     code, out, err = cli("estimate", "--gpu", "a10", "--model", str(path))
     assert code == 2 and out == "" and err == f"error: config.json: permission denied: {path}\n"
+
+
+def test_a_seeded_simulation_prints_the_same_bytes_each_run(cli):
+    """Audit F12: the text answer carried its compute time, so two runs of the same seed differed; it goes to stderr."""
+    args = ("simulate", "--gpu", "a10", "--model", "qwen3-8b", "--seed", "7", "--num-requests", "100")
+    runs = [cli(*args, "--request-rate", "2") for _ in range(2)]
+    assert all(code == 0 for code, _, _ in runs)
+    assert runs[0][1] == runs[1][1]
+    assert "to compute" not in runs[0][1] and "to compute" in runs[0][2]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 from core.cli.args import deployment_from_args, heading
@@ -89,7 +90,9 @@ def run_simulate(args: argparse.Namespace) -> str:
     if args.json:
         return json.dumps(data, indent=2)
     lines = [heading(args, match, dep.weights.name, dep.gpu).rstrip("\n")]
-    lines += [f"{args.num_requests} requests in {data['duration_s']:,.1f} s simulated ({elapsed:.2f} s to compute)"]
+    lines += [f"{args.num_requests} requests in {data['duration_s']:,.1f} s simulated"]
+    # how long it took differs between runs: on stderr, so the answer on stdout is the same bytes each time
+    print(f"({elapsed:.2f} s to compute)", file=sys.stderr)
     for name, values in stats.items():
         cells = "  ".join(f"{stat} {duration(values[stat]):>9}" for stat in ("mean", "p50", "p90", "p99"))
         lines.append(f"  {name.upper():5} {cells}")
