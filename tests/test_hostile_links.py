@@ -230,6 +230,14 @@ def test_an_error_that_quotes_a_links_text_draws_no_link():
     assert "evil.example/x" in raw and "https://" not in raw and "www." not in raw
 
 
+def test_a_model_link_whose_torch_dtype_is_not_read_says_what_was_assumed():
+    # the import form and the CLI said it; a link opened the same config in silence (weights taken as bf16)
+    at = open_at("", mcfg=_model_link("tiny llama", TINY | {"torch_dtype": "float1024"}))
+    assert at.session_state["model"] == "custom-tiny-llama"
+    text = notice(at)
+    assert "torch_dtype" in text and "float1024" in text and "taken as bf16" in text
+
+
 def test_a_valid_model_link_is_imported_without_a_notice():
     at = open_at("", mcfg=_model_link("tiny llama"))
     assert not notice(at) and at.session_state["model"] == "custom-tiny-llama"

@@ -27,7 +27,7 @@ from typing import Any
 import streamlit as st
 
 from core.spec import json_fields
-from core.spec.hf_config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, ConfigError
+from core.spec.hf_config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, ConfigError, unread_dtype
 from ui.custom import add_imported_model, imported_config, imported_model
 from ui.i18n import LANGUAGE_NAMES, t
 from ui.query_limit import DROPPED_PARAM, MAX_QUERY_CHARS, MAX_QUERY_FIELDS, dropped_size
@@ -106,6 +106,8 @@ def open_link(models: dict, gpus: dict) -> None:
             _ignore(MODEL_PARAM, token[:24] + "…", escape_markdown(str(err)))
             return
         add_imported_model(model, payload["c"], name)
+        if (dtype := unread_dtype(payload["c"])) is not None:  # a weight size taken as assumed is said
+            _note(t("hostile_config.dtype_assumed", value=f"`{_shown(dtype)}`") + ".")
         if st.query_params.get("model") in (None, model.name):
             st.session_state["model"] = model.id
 
