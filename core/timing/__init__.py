@@ -7,6 +7,7 @@ and nothing here imports :mod:`core.levers`."""
 __all__ = [
     "comm",  # all-reduce and pipeline sends
     "host_link",  # reads over PCIe from host memory
+    "kernel_rates",  # Rate, gemm_fraction, gemv_bandwidth_fraction, attention fractions from measured tables
     "phases",  # phase_time, prefill_time, decode_step_time, side_deployments
     "roofline",  # PhaseTime, StepWork, work_time, Roofline, step_fixed_seconds
     "steady_state",  # SteadyState, steady_state
