@@ -119,8 +119,8 @@ upload = st.file_uploader(t("val.import"), type=["json"], key="val_import")
 if upload is not None:
     try:
         loaded = Calibration.from_json(upload.getvalue())
-    except ValueError as err:
-        st.error(t("val.cannot", error=escape_markdown(str(err))))
+    except LogError as err:  # what is wrong with the file, in the session's language
+        st.error(t("val.cannot", error=escape_markdown(err.text(lang()))))
     else:
         st.button(
             t("val.apply_loaded", source=loaded.source or "file"),

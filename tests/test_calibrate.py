@@ -89,7 +89,7 @@ def test_calibration_round_trips_through_json_and_rejects_junk():
         ("[1]", "not a calibration"),
         (
             '{"format": "llm-tradeoff-calibration", "compute": 7}',
-            "between 0.05 and 1",
+            "compute efficiency is 7, not a number from 0.05 to 1",
         ),  # the sidebar's efficiency inputs take 0.05-1
     ):
         with pytest.raises(ValueError, match=message):

@@ -9,6 +9,7 @@ inputs cannot hold is refused with a message that says why instead of being appl
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 import time
@@ -26,6 +27,7 @@ from core.validation.calibrate import (
     EFFICIENCY_RANGE,
     OVERHEAD_LIMIT,
     Calibration,
+    CalibrationError,
     calibrate_memory,
     calibrate_speed,
 )
@@ -150,15 +152,33 @@ def test_a_calibration_its_inputs_cannot_hold_is_refused(fields):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('{"format": "llm-tradeoff-calibration", "overhead_correction_bytes": 1e400}', "within 64 GiB"),
-        ('{"format": "llm-tradeoff-calibration", "compute": 0.02}', "between 0.05 and 1"),
-        ('{"format": "llm-tradeoff-calibration", "compute": ' + "9" * 5000 + "}", "calibration file: "),
-        ('{"format": "llm-tradeoff-calibration", "overhead_correction_bytes": "x"}', "calibration file: "),
+        ('{"format": "llm-tradeoff-calibration", "overhead_correction_bytes": 1e400}', "within ±64 GiB"),
+        (
+            '{"format": "llm-tradeoff-calibration", "compute": 0.02}',
+            "compute efficiency is 0.02, not a number from 0.05 to 1",
+        ),
+        ('{"format": "llm-tradeoff-calibration", "compute": ' + "9" * 5000 + "}", "calibration file: not JSON"),
+        (
+            '{"format": "llm-tradeoff-calibration", "overhead_correction_bytes": "x"}',
+            "overhead_correction_bytes is 'x'",
+        ),
+        ('{"format": "llm-tradeoff-calibration", "bandwidth": true}', "bandwidth efficiency is True"),
+        ('{"compute": 0.5}', "not a calibration exported by this tool"),
+        ("[1, 2", "calibration file: not JSON"),
     ],
 )
 def test_a_hostile_calibration_file_is_a_message(text, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(CalibrationError, match=re.escape(message)) as err:
         Calibration.from_json(text)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 200
+    assert err.value.text("zh") != str(err.value) and "校准文件" in err.value.text("zh")  # bilingual
+
+
+def test_a_calibration_files_source_is_cleaned_before_a_button_shows_it():
+    # the source is the "Apply" button's label, where Streamlit draws Markdown links and images
+    text = json.dumps({"format": "llm-tradeoff-calibration", "source": "![x](https://evil.example/p.png) " + "N" * 500})
+    source = Calibration.from_json(text).source
+    assert "](" not in source and "//" not in source and len(source) <= 60
 
 
 def test_the_calibration_ranges_are_the_sidebars_inputs():
@@ -369,3 +389,15 @@ def test_a_huge_gpu_name_from_a_link_is_read_at_once(typed):
     read_name("(" * 100_000)
     assert time.thread_time() - start < 0.5  # measured 2 ms; 11 s before
     assert read_name("NVIDIA A100 (PCIe) 80GB") == read_name("nvidia a100 80gb")
+
+
+def test_an_uploaded_calibration_file_is_a_message_in_the_sessions_language_or_a_clean_button():
+    at = _validation(lang="zh")
+    at.file_uploader(key="val_import").set_value(("calibration.json", b'{"format": "x"}', "application/json")).run()
+    assert not at.exception
+    assert [e for e in at.error if "不是本工具导出的校准" in shown(e)], [shown(e) for e in at.error]
+    hostile = {"format": "llm-tradeoff-calibration", "compute": 0.5, "source": "[x](https://evil.example) ![i](//e/p)"}
+    at.file_uploader(key="val_import").set_value(("c.json", json.dumps(hostile).encode(), "application/json")).run()
+    assert not at.exception and not at.error
+    (button,) = [b for b in at.button if b.key == "val_apply_loaded"]
+    assert "](" not in button.label and "//" not in button.label

@@ -27,6 +27,7 @@ from core.planning.check import in_flight_requests
 from core.planning.requirement import Requirement
 from core.spec import units
 from core.spec.deployment import MAX_BATCH, MAX_TOKENS, Deployment
+from core.spec.display_name import clean_name
 from core.timing.steady_state import steady_state
 from core.validation.log_parse import BenchmarkResult, LogError, StartupLog
 
@@ -82,23 +83,37 @@ class Calibration:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Calibration:
+        """A calibration file this tool exported; CalibrationError (``calib.file_*``) naming what is wrong. Its
+        ``source`` is shown on a button, so it is cleaned as every name from outside (no link, no image)."""
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ValueError(f"calibration file: not JSON ({err})") from None
-        except ValueError as err:  # an integer of more than 4,300 digits
-            raise ValueError(f"calibration file: {err}") from None
+        except (ValueError, UnicodeDecodeError):  # not JSON, not UTF-8, an integer of more than 4,300 digits
+            raise CalibrationError("file_not_json") from None
         if not isinstance(data, dict) or data.get("format") != "llm-tradeoff-calibration":
-            raise ValueError("calibration file: not a calibration exported by this tool")
-        try:
-            return cls(
-                compute=data.get("compute"),
-                bandwidth=data.get("bandwidth"),
-                overhead_correction_bytes=float(data.get("overhead_correction_bytes", 0.0)),
-                source=str(data.get("source", "")),
-            )
-        except (TypeError, ValueError, OverflowError) as err:
-            raise ValueError(f"calibration file: {err}") from None
+            raise CalibrationError("file_not_ours")
+        low, high = EFFICIENCY_RANGE
+        for name in ("compute", "bandwidth"):
+            value = data.get(name)
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if value is not None and not (number and low <= value <= high):
+                raise CalibrationError(
+                    "file_efficiency", field=name, value=_quoted(value), low=f"{low:g}", high=f"{high:g}"
+                )
+        overhead = data.get("overhead_correction_bytes", 0.0)
+        if isinstance(overhead, bool) or not isinstance(overhead, int | float) or not abs(overhead) <= OVERHEAD_LIMIT:
+            raise CalibrationError("file_overhead", value=_quoted(overhead), limit=f"{OVERHEAD_LIMIT / units.GiB:g}")
+        return cls(
+            compute=data.get("compute"),
+            bandwidth=data.get("bandwidth"),
+            overhead_correction_bytes=float(overhead),
+            source=clean_name(data.get("source") if isinstance(data.get("source"), str) else "", ""),
+        )
+
+
+def _quoted(value: object) -> str:
+    """A value from a file as a message quotes it: at most 20 characters."""
+    text = repr(value)
+    return text if len(text) <= 20 else text[:20] + "…"
 
 
 @dataclass(frozen=True)
