@@ -18,6 +18,12 @@ Curves (M, sequence length and batch x context on powers of two):
   FLOPs counted as core.timing.work counts them, over the catalog's bf16 peak.
 - decode_attention: one decode step's attention, same heads, bf16 KV; KV bytes read over the
   catalog's memory bandwidth, per (batch, context).
+- moe.<dtype>: vLLM's fused MoE (gated, balanced routing, no TP/EP split) of MOE_SETS against
+  tokens per expert (tokens x k / E); compute = 6 x hidden x inter x routes over the peak, bandwidth =
+  the experts the tokens touch (E (1 - (1 - k/E)^tokens), core.timing.work's rule) x their bytes over
+  the memory bandwidth; median over the sets of one dtype.
+- allreduce: vLLM's custom all-reduce of tokens x 4096 bf16 values per TP size, as bus bandwidth
+  (2 (tp - 1) / tp x bytes / time, nccl-tests' convention) over the catalog's one-direction link.
 
 Only answers the engine tags 'silicon' (measured rows, interpolated between them) or 'mixed' with no
 empirical fallback fired are kept; a point that is not is left out and named in the file.
@@ -67,15 +73,29 @@ SHAPE_SETS = {
 GEMM_M = tuple(2**i for i in range(15))  # 1 .. 16384 tokens
 HEADS, KV_HEADS, HEAD_DIM = 32, 8, 128
 PREFILL_S = tuple(2**i for i in range(7, 16))  # 128 .. 32768
+MOE_TOKENS = tuple(2**i for i in range(15))  # 1 .. 16384 tokens in the step
+# project dtype -> (AIConfigurator MoE quant mode, catalog unit, weight bytes, sets): (hidden, inter, k, E)
+QWEN3_MOE = {"Qwen3-30B-A3B": (2048, 768, 8, 128), "Qwen3-235B-A22B": (4096, 1536, 8, 128)}
+MOE_DTYPES = {
+    "bf16": ("bfloat16", "bf16", 2.0, QWEN3_MOE),
+    "fp8": ("fp8", "fp8", 1.0, QWEN3_MOE),
+    "fp8_block": ("fp8_block", "fp8", 1.0, QWEN3_MOE),
+    "nvfp4": ("nvfp4", "fp4", 9 / 16, QWEN3_MOE),
+    "mxfp4": ("w4a16_mxfp4", "bf16", 0.5, {"gpt-oss-120b": (2880, 2880, 4, 128)}),  # weight-only: bf16 math
+}
+ALLREDUCE_HIDDEN = 4096
+ALLREDUCE_TOKENS = (1, 16, 128, 1024, 8192)
+ALLREDUCE_TP = (2, 4, 8)
 DECODE_BATCH = (1, 4, 16, 64, 256)
 DECODE_CONTEXT = (256, 1024, 4096, 16384)
 KEPT_SOURCES = ("silicon", "mixed")
 MB = 1e6
 # L2 cache per system [bytes] (NVIDIA whitepapers: GA100 40 MB, GH100 50 MB, AD102 96 MB, GB202 128 MB;
 # data-centre Blackwell taken as 128 MB, an upper bound). The attention benchmark runs one layer again
-# and again, so a KV footprint that fits in L2 is read from the cache, which a model's decode step
-# (every layer's KV and weights in turn) never does: such cells read above DRAM speed (L40S 0.97, RTX
-# PRO 6000 1.10 of the catalog bandwidth at 67 MB) and are left out (nan).
+# and again, so a KV footprint (or a MoE step's touched experts) that fits in L2 is read from the cache,
+# which a model's decode step (every layer's KV and weights in turn) never does: such cells read above
+# DRAM speed (L40S decode attention 0.97 and MoE 1.66 of the catalog bandwidth, RTX PRO 6000 decode
+# attention 1.10) and are left out (nan).
 L2_BYTES = {"a100_sxm": 40 * MB, "h100_sxm": 50 * MB, "h200_sxm": 50 * MB, "l40s": 96 * MB}
 L2_DEFAULT = 128 * MB
 
@@ -95,7 +115,9 @@ class Probe:
 
         self.common, self.ops, self.build = common, ops, build_ops_json
         self.version = perf_database.get_latest_database_version(system, BACKEND)
-        self.handle = EngineHandle.for_database(perf_database.get_database(system, BACKEND, self.version))
+        database = perf_database.get_database(system, BACKEND, self.version)
+        self.handle = EngineHandle.for_database(database)
+        self.gpus_per_node = int(database.system_spec["node"]["num_gpus_per_node"])
         self.dropped: collections.Counter[str] = collections.Counter()
 
     def seconds(self, op, family: str, **where) -> float | None:
@@ -122,6 +144,16 @@ class Probe:
             "a", 1, HEADS, KV_HEADS, bf16, self.common.FMHAQuantMode.bfloat16, head_size=HEAD_DIM
         )
         return self.seconds(op, "prefill attention", is_context=True, batch_size=1, s=s)
+
+    def moe(self, quant: str, shape: tuple, tokens: int) -> float | None:
+        hidden, inter, k, experts = shape
+        mode = self.common.MoEQuantMode[quant]
+        op = self.ops.MoE("m", 1, hidden, inter, k, experts, 1, 1, mode, "balanced", 1, is_context=True)
+        return self.seconds(op, f"moe {quant}", is_context=True, batch_size=1, s=1, x=tokens)
+
+    def allreduce(self, tp: int, tokens: int) -> float | None:
+        op = self.ops.CustomAllReduce("ar", 1, ALLREDUCE_HIDDEN, tp)
+        return self.seconds(op, f"allreduce tp{tp}", is_context=True, batch_size=1, s=1, x=tokens)
 
     def decode_attention(self, batch: int, context: int) -> float | None:
         op = self.ops.GenerationAttention(
@@ -151,6 +183,46 @@ def gemm_curves(probe: Probe, dtype: str, peak: float, bandwidth: float) -> dict
     return {"m": m_kept, "compute": compute, "bandwidth": moved}
 
 
+def moe_curves(probe: Probe, dtype: str, peak: float, bandwidth: float, l2: float) -> dict | None:
+    """The MoE curves; a point where a set's touched experts fit in L2 is left out (nan), as in decode attention."""
+    quant, _, w_bytes, sets = MOE_DTYPES[dtype]
+    per_expert, compute, moved = [], [], []
+    for x in MOE_TOKENS:
+        rates = []
+        for hidden, inter, k, experts in sets.values():
+            t = probe.moe(quant, (hidden, inter, k, experts), x)
+            if t is None:
+                break
+            touched = experts * (1 - (1 - k / experts) ** x) * 3 * hidden * inter * w_bytes
+            rates.append((6.0 * hidden * inter * k * x / t, touched / t, x * k / experts, touched > l2))
+        if len(rates) == len(sets) and len({r[2] for r in rates}) == 1:
+            per_expert.append(rates[0][2])
+            cached = not all(r[3] for r in rates)
+            compute.append(math.nan if cached else statistics.median(r[0] for r in rates) / peak)
+            moved.append(math.nan if cached else statistics.median(r[1] for r in rates) / bandwidth)
+    if not per_expert:
+        return None
+    return {"tokens_per_expert": per_expert, "compute": compute, "bandwidth": moved}
+
+
+def allreduce_curves(probe: Probe, link: float) -> dict | None:
+    """Bus bandwidth over the one-direction link per TP size (rows) and message (columns)."""
+    rows = {}
+    for tp in (tp for tp in ALLREDUCE_TP if tp <= probe.gpus_per_node):  # beyond a node: another fabric
+        times = [probe.allreduce(tp, x) for x in ALLREDUCE_TOKENS]
+        if None not in times and link > 0:
+            ring = 2 * (tp - 1) / tp
+            nbytes = [x * ALLREDUCE_HIDDEN * 2.0 for x in ALLREDUCE_TOKENS]
+            rows[tp] = [ring * b / t / link for b, t in zip(nbytes, times, strict=True)]
+    if not rows:
+        return None
+    return {
+        "tp": list(rows),
+        "bytes": [x * ALLREDUCE_HIDDEN * 2 for x in ALLREDUCE_TOKENS],
+        "link": list(rows.values()),
+    }
+
+
 def causal_flops(s: int) -> float:
     """Score and value FLOPs of one prompt of s tokens in one layer (core.timing.work.attention_flops)."""
     return 2.0 * HEADS * (2 * HEAD_DIM) * s * (s + 1) / 2
@@ -171,6 +243,12 @@ def derive(system: str, gpu_id: str, date: str) -> tuple[str, list[str]]:
             prefill["s"].append(s)
             prefill["compute"].append(causal_flops(s) / t / peaks["bf16"])
     l2 = L2_BYTES.get(system, L2_DEFAULT)
+    moe = {}
+    for dtype, (_, unit, _, _) in MOE_DTYPES.items():
+        if unit in peaks and (curves := moe_curves(probe, dtype, peaks[unit], bandwidth, l2)):
+            moe[dtype] = curves
+    link = gpu.get("interconnect", {}).get("bandwidth_gb_s_bidirectional", 0) * 1e9 / 2
+    allreduce = allreduce_curves(probe, link)
     decode = {"batch": [], "context": list(DECODE_CONTEXT), "bandwidth": [], "l2": l2}
     for b in DECODE_BATCH:
         row = [probe.decode_attention(b, c) for c in DECODE_CONTEXT]
@@ -181,12 +259,13 @@ def derive(system: str, gpu_id: str, date: str) -> tuple[str, list[str]]:
                 [nbytes / t / bandwidth if nbytes > l2 else math.nan for nbytes, t in zip(kv, row, strict=True)]
             )
     text = render(system, gpu_id, date, probe, peaks, bandwidth, gemm, prefill, decode)
+    text += render_more(gpu, moe, allreduce)
     return text, probe.dropped
 
 
-def fmt(values) -> str:
-    """A TOML array: fractions to 3 significant digits (nan for a cell left out), counts as integers."""
-    cells = (("nan" if math.isnan(v) else f"{v:.3g}") if isinstance(v, float) else str(v) for v in values)
+def fmt(values, digits: int = 3) -> str:
+    """A TOML array: fractions to ``digits`` significant digits (nan for a cell left out), counts as integers."""
+    cells = (("nan" if math.isnan(v) else f"{v:.{digits}g}") if isinstance(v, float) else str(v) for v in values)
     return "[" + ", ".join(cells) + "]"
 
 
@@ -234,6 +313,34 @@ def render(system, gpu_id, date, probe, peaks, bandwidth, gemm, prefill, decode)
             f"context = {fmt(decode['context'])}",
             f"l2_bytes = {decode['l2']:.6g}",
             f"bandwidth = [{rows}]",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def render_more(gpu: dict, moe: dict, allreduce: dict | None) -> str:
+    lines = []
+    for dtype, curves in moe.items():
+        quant, unit, _, sets = MOE_DTYPES[dtype]
+        lines += [
+            f"[moe.{dtype}]",
+            f'quant_mode = "{quant}"',
+            f'peak = "{unit}"',
+            "shapes = [" + ", ".join(f'"{name}"' for name in sets) + "]",
+            f"tokens_per_expert = {fmt(curves['tokens_per_expert'], digits=6)}",
+            f"compute = {fmt(curves['compute'])}",
+            f"bandwidth = {fmt(curves['bandwidth'])}",
+            "",
+        ]
+    if allreduce:
+        kind = gpu.get("interconnect", {}).get("kind", "")
+        rows = ", ".join(fmt(r) for r in allreduce["link"])
+        lines += [
+            "[allreduce]",
+            f'interconnect = "{kind}"',
+            f"tp = {fmt(allreduce['tp'])}",
+            f"bytes = {fmt(allreduce['bytes'])}",
+            f"link = [{rows}]",
             "",
         ]
     return "\n".join(lines)

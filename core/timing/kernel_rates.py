@@ -18,11 +18,15 @@ peak of the dtype's unit, or memory bandwidth), so it multiplies that GPU's own 
   Gaudi, a dtype the table lacks or a tensor unit the GPU lacks); ``value`` is None and the
   caller keeps its constant.
 
+All-reduce rates depend on the GPUs' links rather than their SMs (an H100 PCIe has no NVLink), so
+they are read only on the GPU measured ("measured" or "generic", never a transfer).
+
 Curves are interpolated linearly in log2 of the shape and held flat beyond their ends.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import tomllib
@@ -45,8 +49,16 @@ TRANSFER_SOURCE: dict[str, str] = {
     "12.0": "rtx-pro-6000-server",
 }
 """CUDA compute capability -> the catalog GPU whose table a GPU of that capability borrows."""
-DTYPE_TABLE = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "fp8_block": "fp8_block", "nvfp4": "nvfp4"}
-"""Project weight dtype -> the GEMM table it reads (fp16 runs at the bf16 rate on the same units)."""
+DTYPE_TABLE = {
+    "bf16": "bf16",
+    "fp16": "bf16",
+    "fp8": "fp8",
+    "fp8_block": "fp8_block",
+    "nvfp4": "nvfp4",
+    "mxfp4": "mxfp4",
+}
+"""Project weight dtype -> the curve it reads (fp16 runs at the bf16 rate on the same units; MXFP4 has
+a MoE curve only, gpt-oss's weight-only kernel, whose compute divides by the bf16 peak)."""
 
 
 @dataclass(frozen=True)
@@ -65,8 +77,10 @@ GENERIC_RATE = Rate(None, GENERIC)
 
 
 @dataclass(frozen=True)
-class GemmCurve:
-    m: tuple[float, ...]
+class Curve:
+    """Compute and bandwidth fractions against one shape axis (GEMM: M tokens; MoE: tokens per expert)."""
+
+    x: tuple[float, ...]
     compute: tuple[float, ...]
     bandwidth: tuple[float, ...]
     peak: str
@@ -79,12 +93,16 @@ class KernelTable:
 
     gpu: str
     source: dict
-    gemm: dict[str, GemmCurve]
+    gemm: dict[str, Curve]
+    moe: dict[str, Curve] = dataclasses.field(default_factory=dict)
     prefill_s: tuple[float, ...] = ()
     prefill_compute: tuple[float, ...] = ()
     decode_batch: tuple[float, ...] = ()
     decode_context: tuple[float, ...] = ()
     decode_bandwidth: tuple[tuple[float, ...], ...] = ()
+    allreduce_tp: tuple[int, ...] = ()
+    allreduce_bytes: tuple[float, ...] = ()
+    allreduce_link: tuple[tuple[float, ...], ...] = ()
 
     @property
     def label(self) -> str:
@@ -97,21 +115,31 @@ def read_table(path: Path) -> KernelTable:
     with path.open("rb") as fh:
         raw = tomllib.load(fh)
     try:
+        gpu, source = raw["gpu"], raw["source"]
         gemm = {
-            dtype: GemmCurve(tuple(c["m"]), tuple(c["compute"]), tuple(c["bandwidth"]), c["peak"])
-            for dtype, c in raw.get("gemm", {}).items()
+            d: Curve(tuple(c["m"]), tuple(c["compute"]), tuple(c["bandwidth"]), c["peak"])
+            for d, c in raw["gemm"].items()
+        }
+        moe = {
+            d: Curve(tuple(c["tokens_per_expert"]), tuple(c["compute"]), tuple(c["bandwidth"]), c["peak"])
+            for d, c in raw.get("moe", {}).items()
         }
         prefill = raw.get("prefill_attention", {})
         decode = raw.get("decode_attention", {})
+        allreduce = raw.get("allreduce", {})
         return KernelTable(
-            gpu=raw["gpu"],
-            source=raw["source"],
+            gpu=gpu,
+            source=source,
             gemm=gemm,
+            moe=moe,
             prefill_s=tuple(prefill.get("s", ())),
             prefill_compute=tuple(prefill.get("compute", ())),
             decode_batch=tuple(decode.get("batch", ())),
             decode_context=tuple(decode.get("context", ())),
             decode_bandwidth=tuple(tuple(row) for row in decode.get("bandwidth", ())),
+            allreduce_tp=tuple(allreduce.get("tp", ())),
+            allreduce_bytes=tuple(allreduce.get("bytes", ())),
+            allreduce_link=tuple(tuple(row) for row in allreduce.get("link", ())),
         )
     except KeyError as err:
         raise ValueError(f"kernel table {path.name}: field {err.args[0]!r} is missing") from None
@@ -147,10 +175,11 @@ def _rate(gpu: GpuSpec, table: KernelTable, tier: str, value: float) -> Rate:
     return Rate(round(value, 4), tier, table.label + via)
 
 
-def _gemm_curve(gpu: GpuSpec, dtype: str, directory: Path) -> tuple[KernelTable | None, str, GemmCurve | None]:
+def _curve(gpu: GpuSpec, dtype: str, directory: Path, kind: str = "gemm") -> tuple:
+    """(table, tier, curve) of ``kind`` ('gemm' or 'moe') for ``dtype`` on ``gpu``, curve None when generic."""
     table, tier = table_for(gpu, directory)
     name = DTYPE_TABLE.get(dtype.lower())
-    curve = table.gemm.get(name) if table is not None and name else None
+    curve = getattr(table, kind).get(name) if table is not None and name else None
     if curve is None or curve.peak not in dict(gpu.tensor_flops):
         return None, GENERIC, None
     return table, tier, curve
@@ -159,19 +188,47 @@ def _gemm_curve(gpu: GpuSpec, dtype: str, directory: Path) -> tuple[KernelTable 
 def gemm_fraction(gpu: GpuSpec, dtype: str, m: float, directory: Path = KERNELS_DIR) -> Rate:
     """Achieved FLOP/s of a layer's projections over ``m`` tokens, as a fraction of the GPU's dense
     peak for ``dtype``'s tensor unit (the curve's shapes: tools/derive_kernel_rates.py SHAPE_SETS)."""
-    table, tier, curve = _gemm_curve(gpu, dtype, directory)
+    table, tier, curve = _curve(gpu, dtype, directory)
     if curve is None:
         return GENERIC_RATE
-    return _rate(gpu, table, tier, _interp(m, curve.m, curve.compute))
+    return _rate(gpu, table, tier, _interp(m, curve.x, curve.compute))
 
 
 def gemv_bandwidth_fraction(gpu: GpuSpec, dtype: str, m: float = 1, directory: Path = KERNELS_DIR) -> Rate:
     """Achieved bytes/s (weights, activations in and out) of the same projections over ``m``
     tokens, as a fraction of the GPU's memory bandwidth: the decode rate where ``m`` is the batch."""
-    table, tier, curve = _gemm_curve(gpu, dtype, directory)
+    table, tier, curve = _curve(gpu, dtype, directory)
     if curve is None:
         return GENERIC_RATE
-    return _rate(gpu, table, tier, _interp(m, curve.m, curve.bandwidth))
+    return _rate(gpu, table, tier, _interp(m, curve.x, curve.bandwidth))
+
+
+def moe_fraction(gpu: GpuSpec, dtype: str, tokens_per_expert: float, directory: Path = KERNELS_DIR) -> Rate:
+    """Achieved FLOP/s of vLLM's fused MoE (balanced routing) at ``tokens_per_expert`` (tokens x k /
+    experts), as a fraction of the dense peak of the curve's tensor unit."""
+    table, tier, curve = _curve(gpu, dtype, directory, "moe")
+    if curve is None:
+        return GENERIC_RATE
+    return _rate(gpu, table, tier, _interp(tokens_per_expert, curve.x, curve.compute))
+
+
+def moe_bandwidth_fraction(gpu: GpuSpec, dtype: str, tokens_per_expert: float, directory: Path = KERNELS_DIR) -> Rate:
+    """Achieved bytes/s of the same kernel on the experts the tokens touch (uniform routing, as
+    :func:`core.timing.work.experts_touched_fraction` counts them), over the memory bandwidth."""
+    table, tier, curve = _curve(gpu, dtype, directory, "moe")
+    if curve is None:
+        return GENERIC_RATE
+    return _rate(gpu, table, tier, _interp(tokens_per_expert, curve.x, curve.bandwidth))
+
+
+def allreduce_fraction(gpu: GpuSpec, tp: int, message_bytes: float, directory: Path = KERNELS_DIR) -> Rate:
+    """Bus bandwidth (2 (tp - 1) / tp x bytes / time) of vLLM's custom all-reduce over ``tp`` GPUs as a
+    fraction of the GPU's one-direction link bandwidth: measured GPUs and measured TP sizes only."""
+    table = load_tables(directory).get(gpu.id)
+    if table is None or tp not in table.allreduce_tp:
+        return GENERIC_RATE
+    row = table.allreduce_link[table.allreduce_tp.index(tp)]
+    return _rate(gpu, table, MEASURED, _interp(message_bytes, table.allreduce_bytes, row))
 
 
 def prefill_attention_fraction(gpu: GpuSpec, seq_len: float, directory: Path = KERNELS_DIR) -> Rate:
