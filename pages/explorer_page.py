@@ -14,6 +14,8 @@ from core.estimate.export import FILE_STEM, MIME_TYPES, RENDERERS, export_docume
 from core.estimate.result import estimate
 from core.estimate.sweep import Sweep
 from core.estimate.tradeoff import tradeoff_scores
+from core.memory.accounting import measured_margin
+from core.spec import units
 from core.validation.sensitivity import sensitivity
 from ui import charts, fmt, sim_charts, speed_charts
 from ui.answer import show_answer
@@ -42,6 +44,7 @@ show_answer(  # the answer first: verdict, what binds, the cheapest fix and its 
     "explorer_answer",
 )
 st.caption(t("explorer.engine", release=dep.engine.release.name))
+st.caption(t(f"memory_release.{mem.sizing}", floor=f"{measured_margin(0.0, dep.gpu.vendor) / units.GiB:g}"))
 
 explained = functools.cache(lambda: explain(result))  # built when a popover opens
 headlines = (  # label, the number as shown, its tooltip, its explanation (one click away)

@@ -285,9 +285,22 @@ def test_a_draft_model_costs_its_gpu_time_not_the_api_servers_floor(catalog):
     assert step.side_s < step.frontend_s  # four 1B-model passes at batch 256 cost less than that floor
 
 
-def test_a_release_newer_than_the_rules_is_said_so(catalog):
+def test_a_release_newer_than_the_rules_is_refused_or_said_so(catalog, cli):
+    # vLLM: a release after the newest read is refused, in the core, the CLI and everywhere that parses one
+    # (0.34.0 changed the KV sizing; 9999 taken as 0.34's rule would be another release's rule in silence)
+    for text in ("9999.0.0", "0.35.0", "0.34.1"):
+        with pytest.raises(ValueError, match=r"engine version .*vLLM releases after 0\.34\.0 are not modelled"):
+            parse_release("vllm", text)
+    code, _, err = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine-version", "9999.0.0")
+    assert code != 0 and "not modelled" in err and "Traceback" not in err
+    code, _, err = cli("check", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine-version", "0.35.0")
+    assert code != 0 and "not modelled" in err
+    # 0.34.0 itself is modelled: no "taken as another release's" warning
     work = Workload(input_len=512, output_len=128)
-    newer = estimate(dep(catalog, version="9.0.0"), work)
+    modelled = estimate(dep(catalog, version="0.34.0"), work)
+    assert not any(w.code == "release_newer_than_rules" for w in modelled.warnings)
+    # SGLang and TensorRT-LLM after theirs: accepted and named in the estimate's warnings (text and JSON)
+    newer = estimate(dep(catalog, engine="sglang", version="0.5.9"), work)
     assert any(w.code == "release_newer_than_rules" for w in newer.warnings)
     assert not any(w.code == "release_newer_than_rules" for w in estimate(dep(catalog), work).warnings)
 

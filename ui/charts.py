@@ -67,7 +67,8 @@ def memory_figure(result: Estimate) -> go.Figure:
     parts = memory_parts(m)
     figure = Figure()
     for key, value in parts:
-        label = t(f"memory.{key}")
+        measured = key == "held_back" and m.sizing == "vllm_measured"  # vLLM 0.34 keeps a margin, not 1 - u
+        label = t("memory_release.held_back_measured") if measured else t(f"memory.{key}")
         figure.add_bar(
             y=[""],
             x=[_gib(value)],

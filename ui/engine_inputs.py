@@ -120,7 +120,7 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
     if isinstance(release, str):
         return release
     choices = [AUTO, *sorted({n for n in LENGTHS if n < model.max_context} | {model.max_context})]
-    fraction = default_memory_fraction(release, gpu.memory_bytes, tp, 1, model.mla is not None)
+    fraction = default_memory_fraction(release, gpu.memory_bytes, tp, 1, model.mla is not None, gpu.vendor)
     # the engine's default follows the engine, its release, the GPU's size, tp and MLA (SGLang)
     utilization = _slider(
         t("engine.util", flag=FRACTION_FLAGS[release.engine]),

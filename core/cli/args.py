@@ -25,7 +25,7 @@ from core.spec.engine_defaults import sized_max_model_len
 from core.spec.gpu import GpuSpec
 from core.spec.names import ModelMatch
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
-from core.spec.release import CURRENT, ENGINES, Release, parse_release
+from core.spec.release import CURRENT, ENGINES, NEWEST, Release, parse_release
 from core.spec.support import kv_for
 from core.spec.vllm_limits import batched_tokens_error, lora_rank_error
 
@@ -70,9 +70,9 @@ def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default:
     )
     parser.add_argument(
         "--engine-version",
-        help="its release, e.g. 0.6.3 or 0.19.1 (default: the newest the rules were read against, "
+        help="its release, e.g. 0.6.3 or 0.19.1 (default: the newest checked against start-up logs, "
         + ", ".join(f"{ENGINES[e]} {v}" for e, v in CURRENT.items())
-        + ")",
+        + f"; vLLM releases after {NEWEST['vllm']} are refused)",
     )
     parser.add_argument(
         "--gpu-memory-utilization",

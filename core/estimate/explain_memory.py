@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.memory.accounting import SGLANG_CONTEXT_BYTES
+from core.memory.accounting import CUDA_CONTEXT_BYTES, SGLANG_CONTEXT_BYTES, measured_margin
 from core.memory.activations import (
     FP32_BYTES,
     GATED_FFN_ACTIVATIONS,
@@ -158,6 +158,13 @@ def kv_budget(result) -> Explanation:
             rf"{f:.3g} \times ({gib(u)} - {gib(static)} - {gib(peak)} - {gib(mem.overhead)})",
         ),
     }[dep.engine.release.engine]
+    if mem.sizing == "vllm_measured":  # vLLM >= 0.34 on CUDA and ROCm: sized from measured memory
+        margin = measured_margin(peak, dep.gpu.vendor)
+        symbols = r"M - \max(M (1 - u),\ C + \max(m_0, 0.75 A)) - W - A - O"
+        numbers = (
+            rf"{gib(u)} - \max({gib(u * (1 - f))},\ {gib(CUDA_CONTEXT_BYTES)} + {gib(margin)})"
+            rf" - {gib(static)} - {gib(peak)} - {gib(mem.overhead)}"
+        )
     return Explanation(
         "kv_budget",
         r"\text{KV budget} = " + symbols,

@@ -8,6 +8,7 @@ from typing import Any
 
 from core.estimate.result import Estimate
 from core.levers.registry import memory_part_labels
+from core.memory.accounting import SIZING_TEXT
 from core.memory.capacity import KvCapacity, kv_capacity
 from core.memory.kv import kv_bytes_per_token, kv_heads_per_gpu, mha_equivalent
 from core.memory.state import state_bytes_per_request
@@ -65,7 +66,8 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "max_model_len": d.max_model_len,
             "max_num_batched_tokens": e.max_num_batched_tokens,
             "max_num_seqs": e.max_num_seqs,
-            "block_size": d.engine.block_tokens,
+            "block_size": d.engine.block_tokens_on(d.gpu.vendor, d.model.mla is not None),
+            "kv_sizing": m.sizing,
             # vLLM's backend names; SGLang and TensorRT-LLM pick their own kernels (not modelled)
             "attention_backend": attention_backend(d.gpu, d.model, d.kv) if d.engine.release.engine == "vllm" else None,
             "efficiency": {
@@ -148,12 +150,14 @@ def format_estimate(e: Estimate) -> str:
         f"workload: batch {e.workload.batch} x ({e.workload.input_len} prompt + "
         f"{e.workload.output_len} answer) tokens, max_model_len {d.max_model_len}",
         f"engine: {d.engine.release.name} (its memory accounting, defaults and host costs)",
+        f"KV sizing: {SIZING_TEXT[e.memory.sizing]}",
         f"fits: {'yes' if e.fits else 'NO'}",
         "",
         "memory per GPU [GiB]",
         f"  capacity (driver)      {mem['capacity_gib']:10.2f}",
         f"  reserved by driver     {mem['driver_reserved_gib']:10.2f}",
-        f"  held back by fraction  {mem['held_back_gib']:10.2f}",
+        f"  {'held back by ' + ('margin' if e.memory.sizing == 'vllm_measured' else 'fraction'):23}"
+        f"{mem['held_back_gib']:10.2f}",
         f"  weights                {mem['weights_gib']:10.2f}",
         f"  activation peak        {mem['activations_gib']:10.2f}",
         f"  engine overhead        {mem['overhead_gib']:10.2f}",

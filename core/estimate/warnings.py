@@ -10,7 +10,7 @@ from core.messages import gib_text, notice
 from core.spec import units
 from core.spec.cluster import GPUS_PER_NODE, INTER_NODE_LINKS
 from core.spec.deployment import Deployment, Workload
-from core.spec.release import current_release
+from core.spec.release import newest_release
 from core.spec.support import matmul_peak, serving_dtype, weight_only
 
 
@@ -90,7 +90,7 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
     if dep.gpu.memory_basis == "datasheet":
         yield notice("memory_from_datasheet", gpu=dep.gpu.name)
     release = dep.engine.release
-    newest = current_release(release.engine)
+    newest = newest_release(release.engine)
     if release.version > newest.version:
         yield notice("release_newer_than_rules", release=release.name, newest=newest.name)
 

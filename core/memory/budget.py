@@ -3,9 +3,10 @@
     KV budget = usable x gpu_memory_utilization - (weights resident + lever parts beside them)
                 - (activation peak + lever parts of the peak) - overhead
 
-as vLLM's ``determine_available_memory`` computes it (docs/model.md), with usable = the driver's
-total less what the driver reserves; SGLang and TensorRT-LLM apply their fractions differently
-(:mod:`core.memory.accounting`). The levers that are on add named parts (:class:`MemoryPart`),
+as vLLM's ``determine_available_memory`` computes it up to 0.33 (docs/model.md), with usable = the
+driver's total less what the driver reserves; vLLM 0.34 measures it after warm-up on CUDA and ROCm,
+and SGLang and TensorRT-LLM apply their fractions differently (:mod:`core.memory.accounting`).
+The levers that are on add named parts (:class:`MemoryPart`),
 which the deployment hands in (:attr:`core.spec.deployment.Deployment.lever_models`, each lever's
 :meth:`~core.levers.base.Lever.memory_parts`): beside the weights (a speculative proposer, LoRA
 slots), in the activation peak (eager attention's scores), or in host memory (offloaded weights,
@@ -20,7 +21,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.memory.accounting import engine_held_back, engine_kv_budget
+from core.memory.accounting import engine_held_back, engine_kv_budget, sizing_rule
 from core.memory.activations import activation_peak_bytes
 from core.memory.overhead import overhead_bytes, usable_capacity_bytes
 from core.memory.weights import moe_padding_bytes_per_gpu, weight_bytes_per_gpu
@@ -59,7 +60,8 @@ class GpuMemory:
     """Total memory as the driver reports it."""
     driver_reserved: float
     held_back: float
-    """usable x (1 - gpu_memory_utilization): CUDA context and anything outside the engine."""
+    """usable x (1 - gpu_memory_utilization): CUDA context and anything outside the engine (vLLM >= 0.34
+    on CUDA and ROCm: at least the CUDA context and the sizing margin, :mod:`core.memory.accounting`)."""
     weights: float
     """The model's weights resident on the GPU (those a lever moves to host memory excluded)."""
     activations: float
@@ -71,6 +73,8 @@ class GpuMemory:
     """KV cache the workload's batch needs (GPU and host together)."""
     parts: tuple[MemoryPart, ...] = ()
     """The levers' parts, in registry order."""
+    sizing: str = "vllm_estimated"
+    """How the engine sized the KV budget (:data:`core.memory.accounting.SIZING_RULES`)."""
 
     def part(self, name: str) -> float:
         """Bytes of the lever part called ``name``; 0 when no lever that is on adds it."""
@@ -150,14 +154,16 @@ def _gpu_memory(dep: Deployment) -> GpuMemory:
         elif p.kind == "gpu_peak":
             peak += p.bytes
     overhead = overhead_bytes(dep.engine, dep.parallel, dep.gpu)
-    budget = engine_kv_budget(dep.engine.release, usable, dep.memory_fraction, static, peak, overhead)
+    release, fraction, vendor = dep.engine.release, dep.memory_fraction, dep.gpu.vendor
+    budget = engine_kv_budget(release, usable, fraction, static, peak, overhead, vendor)
     return GpuMemory(
         capacity=dep.gpu.memory_bytes,
         driver_reserved=dep.engine.driver_reserved_bytes,
-        held_back=engine_held_back(dep.engine.release, usable, dep.memory_fraction, static, peak + overhead),
+        held_back=engine_held_back(release, usable, fraction, static, peak + overhead, peak, vendor),
         weights=weights,
         activations=activations,
         overhead=overhead,
         kv_budget=budget,
         parts=parts,
+        sizing=sizing_rule(release, vendor),
     )

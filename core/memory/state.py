@@ -74,7 +74,8 @@ def aligned_block_size(model: ModelSpec, kv: Precision, par: Parallelism, config
 
 def kv_block_size(dep: Deployment) -> int:
     """Tokens per KV block of ``dep`` as the engine runs it [tokens]."""
-    return aligned_block_size(dep.model, dep.kv, dep.parallel, dep.engine.block_tokens)
+    configured = dep.engine.block_tokens_on(dep.gpu.vendor, dep.model.mla is not None)
+    return aligned_block_size(dep.model, dep.kv, dep.parallel, configured)
 
 
 def state_page_padding(dep: Deployment) -> float:

@@ -102,7 +102,9 @@ class Deployment:
     def memory_fraction(self) -> float:
         """The engine's memory-fraction flag in effect (vLLM gpu_memory_utilization, SGLang
         mem_fraction_static, TensorRT-LLM kv_cache_free_gpu_memory_fraction)."""
-        return self.engine.memory_fraction(self.gpu.memory_bytes, self.parallel, self.model.mla is not None)
+        return self.engine.memory_fraction(
+            self.gpu.memory_bytes, self.parallel, self.model.mla is not None, self.gpu.vendor
+        )
 
     # single changes, validated like any deployment (a change this deployment cannot take raises)
 

@@ -205,9 +205,9 @@ class EngineConfig:
     """vLLM-style engine settings (names as vLLM's flags) and its memory overheads.
 
     Defaults follow the engine of ``release`` (None below means "that default", read in
-    :mod:`core.spec.engine_defaults`): for current vLLM gpu_memory_utilization 0.92, block_size 16,
-    and max_num_batched_tokens / max_num_seqs of 16384 / 1024 on GPUs with >= 160 GiB, 8192 / 1024
-    with >= 70 GiB other than the A100, else 2048 / 256; SGLang's and TensorRT-LLM's own.
+    :mod:`core.spec.engine_defaults`): for vLLM 0.33 gpu_memory_utilization 0.92 (0.34: 1.0 on CUDA
+    and ROCm), block_size 16 (0.34: 64), and max_num_batched_tokens / max_num_seqs of 16384 / 1024 on
+    GPUs with >= 160 GiB, 8192 / 1024 with >= 70 GiB other than the A100, else 2048 / 256.
     Memory overheads, from vLLM start-up logs (docs/model.md):
     - driver_reserved_bytes 470 MiB: nvidia-smi's total minus what CUDA reports as total
       (H100: 81559 MiB vs 79.19 GiB); vLLM multiplies the CUDA total by the utilization.
@@ -215,9 +215,8 @@ class EngineConfig:
       all-reduce buffers), None: 2.1 GiB on GPUs joined by NVLink or Infinity Fabric (vLLM 0.19
       logs; 2.10 GiB at tp 8 on NVSwitch A100s in 0.7.1), 0.2 GiB on PCIe-only GPUs (0.20 GiB per
       worker on 24 GB PCIe cards, vllm-project/vllm#14447) (:meth:`non_torch`).
-    - cuda_graph_bytes 0.9 GiB: the CUDA-graph estimate vLLM >= 0.20 subtracts from the budget
-      (0.84 GiB for Llama-3.1-8B on an H100); older releases capture graphs outside it
-      (:attr:`graph_charge_bytes`).
+    - cuda_graph_bytes 0.9 GiB: the CUDA-graph memory vLLM >= 0.20 takes out of the budget (0.84 GiB
+      for Llama-3.1-8B on an H100); older releases capture graphs outside it (:attr:`graph_charge_bytes`).
     - release: the engine and its release the rules are for (the current vLLM by default).
     """
 
@@ -271,15 +270,18 @@ class EngineConfig:
 
     @property
     def block_tokens(self) -> int:
-        """Tokens per KV block: as set, or the engine's default."""
-        return self.block_size or engine_block_tokens(self.release)
+        """Tokens per KV block on an NVIDIA GPU: as set, or the engine's default."""
+        return self.block_tokens_on()
 
-    def memory_fraction(self, gpu_memory_bytes: float, par: Parallelism, mla: bool = False) -> float:
+    def block_tokens_on(self, vendor: str = "nvidia", mla: bool = False) -> int:
+        """Tokens per KV block on a GPU of ``vendor``: as set, or the engine's default (engine_block_tokens)."""
+        return self.block_size or engine_block_tokens(self.release, vendor, mla)
+
+    def memory_fraction(self, gpu_memory_bytes: float, par: Parallelism, mla=False, vendor="nvidia") -> float:
         """The memory-fraction flag: as set, or the engine's default for this GPU and split (SGLang's
         table reads --tp-size, which spans the data-parallel attention ranks: tp x dp)."""
-        if self.gpu_memory_utilization is not None:
-            return self.gpu_memory_utilization
-        return default_memory_fraction(self.release, gpu_memory_bytes, par.tp * par.dp, par.pp, mla)
+        fraction = self.gpu_memory_utilization
+        return fraction or default_memory_fraction(self.release, gpu_memory_bytes, par.tp * par.dp, par.pp, mla, vendor)
 
     def batch_limits(
         self, gpu_memory_bytes: float, gpu_name: str, tp: int = 1, max_model_len: int = 8192

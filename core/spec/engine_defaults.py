@@ -4,7 +4,7 @@ and the KV block size (sources: each function's docstring; docs/model.md, "Engin
 from __future__ import annotations
 
 from core.spec import units
-from core.spec.release import Release
+from core.spec.release import VLLM_BLOCK_64_FROM, Release
 
 LARGE_GPU_BYTES = 70 * units.GiB
 """vLLM picks larger scheduler defaults on GPUs with at least this much memory (except A100 from 0.9)."""
@@ -12,7 +12,24 @@ HUGE_GPU_BYTES = 160 * units.GiB
 """From 0.28 vLLM gives GPUs of at least this much memory (B200 class) 16384 tokens per step."""
 
 VLLM_UTILIZATION = ((0, 20, 0), 0.92, 0.90)
-"""vLLM's default gpu_memory_utilization: 0.92 from 0.20.0 (vllm/config/cache.py), 0.90 before."""
+"""vLLM's default gpu_memory_utilization: 0.92 from 0.20.0 (vllm/config/cache.py), 0.90 before;
+from 0.34.0 1.0 where the KV cache is sized from measured memory (:data:`VLLM_MEASURED_UTILIZATION`)."""
+VLLM_MEASURED_UTILIZATION = 1.0
+"""vLLM >= 0.34 on CUDA and ROCm: ``resolved_gpu_memory_utilization`` is 1.0 when the flag is unset
+and the extensible KV cache is on (vllm/config/cache.py:494-501 in 0.34.0); 0.92 elsewhere."""
+MEASURED_KV_VENDORS = ("nvidia", "amd")
+"""GPU vendors on which vLLM >= 0.34 sizes the KV cache from measured memory: CUDA and ROCm only
+(``current_platform.is_cuda_alike()``, vllm/config/vllm.py:3201 in 0.34.0)."""
+
+
+def measures_kv_memory(release: Release, vendor: str) -> bool:
+    """Whether the engine sizes the KV cache from memory measured after warm-up (vLLM >= 0.34 on
+    CUDA and ROCm) rather than from a profiled estimate. vLLM also turns it off for
+    kv_cache_memory_bytes, num_gpu_blocks_override, elastic EP and some KV connectors
+    (vllm/config/vllm.py:3195-3254), none of which this tool sets."""
+    return release.measures_kv_memory and vendor in MEASURED_KV_VENDORS
+
+
 TRTLLM_FREE_FRACTION = 0.9
 """TensorRT-LLM's default kv_cache_free_gpu_memory_fraction (KvCacheConfig, C++ and Python)."""
 
@@ -71,12 +88,17 @@ def sglang_default_fraction(release: Release, gpu_mib: float, tp: int, pp: int =
     return round((gpu_mib - reserved) / gpu_mib, 3)
 
 
-def default_memory_fraction(release: Release, gpu_memory_bytes: float, tp: int, pp: int = 1, mla=False) -> float:
-    """The engine's memory-fraction flag when it is not set (vLLM / SGLang / TensorRT-LLM)."""
+def default_memory_fraction(
+    release: Release, gpu_memory_bytes: float, tp: int, pp: int = 1, mla=False, vendor: str = "nvidia"
+) -> float:
+    """The engine's memory-fraction flag when it is not set (vLLM / SGLang / TensorRT-LLM), on a GPU
+    of ``vendor`` (vLLM >= 0.34: 1.0 on CUDA and ROCm)."""
     if release.engine == "sglang":
         return sglang_default_fraction(release, gpu_memory_bytes / units.MiB, tp, pp, mla)
     if release.engine == "trtllm":
         return TRTLLM_FREE_FRACTION
+    if measures_kv_memory(release, vendor):
+        return VLLM_MEASURED_UTILIZATION
     since, newer, older = VLLM_UTILIZATION
     return newer if release.at_least(since) else older
 
@@ -130,12 +152,20 @@ def vllm_batch_defaults(
     return (8192, 1024) if large else (2048, 256)
 
 
-def engine_block_tokens(release: Release) -> int:
-    """Tokens per KV block: vLLM 16, SGLang 1 (page_size), TensorRT-LLM 32 (64 before 0.19)."""
+def engine_block_tokens(release: Release, vendor: str = "nvidia", mla: bool = False) -> int:
+    """Tokens per KV block: SGLang 1 (page_size), TensorRT-LLM 32 (64 before 0.19), vLLM 16, and
+    from 0.34.0 64 (``CacheConfig.DEFAULT_BLOCK_SIZE``, vllm/config/cache.py:185) where the attention
+    backend takes it (``_preferred_block_size_for_backends``, vllm/platforms/interface.py:709-757).
+    Every NVIDIA backend this tool names takes 64 (FLASH_ATTN, TRITON_ATTN, TRITON_MLA and
+    FLASH_ATTN_MLA multiples of 16, FLASHINFER, FLASHINFER_MLA 32/64, FLASHMLA 64); on AMD the
+    default ROCM_ATTN keeps 16 (rocm_attn.py:167-172) and MLA runs TRITON_MLA (AITER off by default).
+    Other vendors keep 16 (their plugins are not modelled)."""
     if release.engine == "sglang":
         return 1
     if release.engine == "trtllm":
         return 32 if release.at_least((0, 19, 0)) else 64
+    if release.at_least(VLLM_BLOCK_64_FROM) and (vendor == "nvidia" or (vendor == "amd" and mla)):
+        return 64
     return 16
 
 

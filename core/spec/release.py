@@ -17,12 +17,31 @@ ENGINES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 """Engine ids as the CLI and the URL spell them, and their display names."""
 ALIASES = {"tensorrt-llm": "trtllm", "tensorrt_llm": "trtllm", "trt-llm": "trtllm", "sgl": "sglang"}
 CURRENT = {"vllm": "0.33.0", "sglang": "0.5.7", "trtllm": "1.2.0"}
-"""The newest release of each engine this tool's rules were read against (the default)."""
+"""The release of each engine the numbers are for when none is given: the newest whose rules were
+read and checked against start-up logs (data/validation)."""
+NEWEST = {"vllm": "0.34.0", "sglang": "0.5.7", "trtllm": "1.2.0"}
+"""The newest release of each engine whose rules were read. vLLM releases after it are refused
+(:func:`parse_release`): 0.34.0 sized the KV cache by a new rule and changed the default block size
+(docs/model.md, "Engine releases"), so a later one may again, and taking an older release's rule for
+it would give its numbers in silence. SGLang and TensorRT-LLM releases after theirs are accepted and
+named as such in the estimate's warnings (their rules were not re-read for each release)."""
+REFUSED_AFTER_NEWEST = ("vllm",)
+"""Engines whose releases after :data:`NEWEST` are refused rather than named."""
 OLDEST = {"vllm": (0, 5, 0), "sglang": (0, 3, 0), "trtllm": (0, 14, 0)}
 """The oldest release each engine's rules go back to; older ones are refused with the reason."""
 
 VLLM_V1_DEFAULT_FROM = (0, 8, 0)
 """vLLM's V1 engine is the default from 0.8.0 (VLLM_USE_V1 defaults to "1"; V0 removed in 0.11.0)."""
+VLLM_MEASURED_KV_FROM = (0, 34, 0)
+"""vLLM sizes the KV cache from the memory measured after warm-up and CUDA-graph capture on CUDA and
+ROCm from 0.34.0: the extensible KV cache is on by default there (``_resolve_extensible_kv_cache``,
+vllm/config/vllm.py:3180-3270 in 0.34.0; the file v1/worker/extensible_kv_cache.py is absent in
+0.33.0), and gpu_memory_utilization defaults to 1.0 with it (``resolved_gpu_memory_utilization``,
+vllm/config/cache.py:494-501). The rule: :mod:`core.memory.accounting`."""
+VLLM_BLOCK_64_FROM = (0, 34, 0)
+"""vLLM's default KV block size is 64 tokens from 0.34.0 (``CacheConfig.DEFAULT_BLOCK_SIZE``,
+vllm/config/cache.py:185; 16 in 0.33.0) where the attention backend takes it
+(:func:`core.spec.engine_defaults.engine_block_tokens`)."""
 VLLM_GRAPHS_CHARGED_FROM = (0, 20, 0)
 """vLLM subtracts its CUDA-graph memory estimate from the KV budget from 0.20.0, when
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS became 1 by default (0.18-0.19 computed it behind the
@@ -67,6 +86,11 @@ class Release:
         return self.engine == "vllm" and self.at_least(VLLM_GRAPHS_CHARGED_FROM)
 
     @property
+    def measures_kv_memory(self) -> bool:
+        """Whether vLLM sizes its KV cache from measured memory on CUDA and ROCm (vLLM >= 0.34)."""
+        return self.engine == "vllm" and self.at_least(VLLM_MEASURED_KV_FROM)
+
+    @property
     def host_cost_per_sequence_s(self) -> float:
         """Host work per scheduled sequence per step the GPU waits for in an engine that overlaps it
         with the GPU [s] (HOST_COST_PER_SEQUENCE_S; vLLM V0's is Efficiency.v0_per_sequence_s)."""
@@ -87,7 +111,8 @@ def engine_id(text: str) -> str:
 
 def parse_release(engine: str, version: str | None = None) -> Release:
     """The release ``version`` of ``engine`` (its current one when empty); ValueError when the text
-    holds no version or the release is older than the rules go back."""
+    holds no version, the release is older than the rules go back, or it is a vLLM release after the
+    newest whose rules were read (:data:`NEWEST`)."""
     key = engine_id(engine)
     text = (version or "").strip() or CURRENT[key]
     match = VERSION.search(text)
@@ -99,8 +124,22 @@ def parse_release(engine: str, version: str | None = None) -> Release:
         raise ValueError(
             f"{ENGINES[key]} {text} is older than the oldest release this tool models ({'.'.join(map(str, oldest))})"
         )
+    newest = newest_release(key)
+    if key in REFUSED_AFTER_NEWEST and parsed > newest.version:
+        raise ValueError(
+            f"engine version {text!r}: {ENGINES[key]} releases after {newest.number} are not modelled "
+            f"(a release can change how the KV cache is sized, as {newest.number} did); give {newest.number} or older"
+        )
     return Release(engine=key, version=parsed)  # type: ignore[arg-type]
 
 
 def current_release(engine: str = "vllm") -> Release:
+    """The release the numbers are for when none is given (:data:`CURRENT`)."""
     return parse_release(engine)
+
+
+def newest_release(engine: str = "vllm") -> Release:
+    """The newest release of ``engine`` whose rules were read (:data:`NEWEST`)."""
+    key = engine_id(engine)
+    parts = tuple(int(p) for p in NEWEST[key].split("."))
+    return Release(engine=key, version=parts)  # type: ignore[arg-type]
