@@ -288,9 +288,12 @@ def test_a_draft_model_costs_its_gpu_time_not_the_api_servers_floor(catalog):
 def test_a_release_newer_than_the_rules_is_refused_or_said_so(catalog, cli):
     # vLLM: a release after the newest read is refused, in the core, the CLI and everywhere that parses one
     # (0.34.0 changed the KV sizing; 9999 taken as 0.34's rule would be another release's rule in silence)
-    for text in ("9999.0.0", "0.35.0", "0.34.1"):
-        with pytest.raises(ValueError, match=r"engine version .*vLLM releases after 0\.34\.0 are not modelled"):
+    for text in ("9999.0.0", "0.35.0", "1.0.0"):
+        with pytest.raises(ValueError, match=r"engine version .*vLLM releases after 0\.34\.x are not modelled"):
             parse_release("vllm", text)
+    # a patch release of the newest keeps its rules: taken, and named as newer than the rules read
+    patch = estimate(dep(catalog, version="0.34.1"), Workload(input_len=512, output_len=128))
+    assert any(w.code == "release_newer_than_rules" for w in patch.warnings)
     code, _, err = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine-version", "9999.0.0")
     assert code != 0 and "not modelled" in err and "Traceback" not in err
     code, _, err = cli("check", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--engine-version", "0.35.0")

@@ -20,11 +20,12 @@ CURRENT = {"vllm": "0.33.0", "sglang": "0.5.7", "trtllm": "1.2.0"}
 """The release of each engine the numbers are for when none is given: the newest whose rules were
 read and checked against start-up logs (data/validation)."""
 NEWEST = {"vllm": "0.34.0", "sglang": "0.5.7", "trtllm": "1.2.0"}
-"""The newest release of each engine whose rules were read. vLLM releases after it are refused
-(:func:`parse_release`): 0.34.0 sized the KV cache by a new rule and changed the default block size
-(docs/model.md, "Engine releases"), so a later one may again, and taking an older release's rule for
-it would give its numbers in silence. SGLang and TensorRT-LLM releases after theirs are accepted and
-named as such in the estimate's warnings (their rules were not re-read for each release)."""
+"""The newest release of each engine whose rules were read. vLLM's later minor releases are refused
+(:func:`parse_release`; a patch release of the newest keeps its rules and is named in the estimate's
+warnings): 0.34.0 sized the KV cache by a new rule and changed the default block size (docs/model.md,
+"Engine releases"), so a later one may again, and taking an older release's rule for it would give its
+numbers in silence. SGLang and TensorRT-LLM releases after theirs are accepted and named as such in the
+estimate's warnings (their rules were not re-read for each release)."""
 REFUSED_AFTER_NEWEST = ("vllm",)
 """Engines whose releases after :data:`NEWEST` are refused rather than named."""
 OLDEST = {"vllm": (0, 5, 0), "sglang": (0, 3, 0), "trtllm": (0, 14, 0)}
@@ -125,10 +126,13 @@ def parse_release(engine: str, version: str | None = None) -> Release:
             f"{ENGINES[key]} {text} is older than the oldest release this tool models ({'.'.join(map(str, oldest))})"
         )
     newest = newest_release(key)
-    if key in REFUSED_AFTER_NEWEST and parsed > newest.version:
+    # a patch release of the newest (0.34.1) fixes bugs and keeps its rules: taken, and named by the estimate's
+    # warnings; a later minor release (0.35.0) may change them as 0.34.0 did
+    if key in REFUSED_AFTER_NEWEST and parsed[:2] > newest.version[:2]:
+        later = f"{newest.version[0]}.{newest.version[1]}.x"
         raise ValueError(
-            f"engine version {text!r}: {ENGINES[key]} releases after {newest.number} are not modelled "
-            f"(a release can change how the KV cache is sized, as {newest.number} did); give {newest.number} or older"
+            f"engine version {text!r}: {ENGINES[key]} releases after {later} are not modelled "
+            f"(a release can change how the KV cache is sized, as {newest.number} did); give {later} or older"
         )
     return Release(engine=key, version=parsed)  # type: ignore[arg-type]
 
