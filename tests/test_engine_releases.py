@@ -265,6 +265,18 @@ def test_only_vllm_refuses_to_start_when_one_max_model_len_request_does_not_fit(
         assert any(w.code == "vllm_refuses_start" for w in e.warnings) is refuses
 
 
+def test_a_token_budget_below_max_num_seqs_is_said_where_the_sidebar_can_combine_it(catalog):
+    # the CLI refuses --max-num-batched-tokens 512 with --max-num-seqs 1024; the sidebar's two lists can combine them
+    work = Workload(input_len=512, output_len=128)
+    said = estimate(dep(catalog, max_num_batched_tokens=512, max_num_seqs=1024), work)
+    (warning,) = [w for w in said.warnings if w.code == "vllm_refuses_batch_budget"]
+    assert dict(warning.params) == {"tokens": "512", "seqs": "1024"}
+    for fine in (dep(catalog, max_num_batched_tokens=2048, max_num_seqs=1024), dep(catalog, max_num_seqs=1024)):
+        assert not any(w.code == "vllm_refuses_batch_budget" for w in estimate(fine, work).warnings)
+    other = estimate(dep(catalog, engine="sglang", max_num_batched_tokens=512, max_num_seqs=1024), work)
+    assert not any(w.code == "vllm_refuses_batch_budget" for w in other.warnings)
+
+
 def test_gpus_without_a_fast_link_get_the_pcie_non_torch_figure():
     config = EngineConfig()
     for link in ("pcie", "none", "ethernet", ""):

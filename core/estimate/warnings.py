@@ -40,6 +40,10 @@ def _basic_warnings(dep: Deployment, workload: Workload, memory: GpuMemory, kv: 
             budget=gib_text(memory.kv_budget),
             longest=kv.capacity_tokens,
         )
+    if dep.engine.release.engine == "vllm" and dep.engine.max_num_batched_tokens is not None:
+        tokens, seqs = dep.batch_limits  # the CLI refuses this (core.spec.vllm_limits); the sidebar may combine it
+        if tokens < seqs:
+            yield notice("vllm_refuses_batch_budget", tokens=tokens, seqs=seqs)
     if workload.batch > max_seqs:
         yield notice("batch_exceeds_max_num_seqs", batch=workload.batch, max_num_seqs=max_seqs)
     if running < workload.batch and memory.kv_budget > 0:
