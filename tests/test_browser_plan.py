@@ -41,14 +41,18 @@ TRACES_JS = """
 def traces(plot, ready=lambda found: True) -> list[dict]:
     """The plotted traces, once Plotly has drawn them and ``ready`` holds: st.plotly_chart remounts a
     chart whose spec changed, so right after a rerun the node found may not carry its data yet, or
-    still show the previous rerun's figure (both seen under load in the full CI run)."""
+    still show the previous rerun's figure, and for a moment the old node and the new one are both
+    on the page (all three seen under load in the full CI run): the newest node that is ready."""
     import time
 
     deadline = time.monotonic() + WAIT_MS / 1000
-    while (found := plot.evaluate(TRACES_JS)) is None or not ready(found):
-        assert time.monotonic() < deadline, f"the chart was never drawn as expected: {found!r:.300}"
+    while True:
+        drawn = [found for found in plot.evaluate_all(f"(plots) => plots.map({TRACES_JS.strip()})") if found]
+        ready_now = [found for found in drawn if ready(found)]
+        if ready_now:
+            return ready_now[-1]
+        assert time.monotonic() < deadline, f"the chart was never drawn as expected: {drawn!r:.300}"
         time.sleep(0.1)
-    return found
 
 
 FILTERED = ("NVIDIA A10 ", "NVIDIA L4 ", "NVIDIA H100 ")
@@ -134,6 +138,7 @@ def test_a_clicked_front_point_loads_and_the_front_stays(open_page):  # noqa: F8
     trace, index = next(
         (k, i) for k, t in enumerate(before) for i, label in enumerate(t["text"]) if label.startswith("NVIDIA H100")
     )
+    expect(cost).to_have_count(1)  # a remount's old node gone
     cost.scroll_into_view_if_needed()
     point = cost.evaluate(POINTS_JS)[trace][index]
     page.mouse.click(point["x"], point["y"])
@@ -146,6 +151,7 @@ def test_a_clicked_front_point_loads_and_the_front_stays(open_page):  # noqa: F8
     circled = after[-1]
     assert circled["name"] == message("search.chosen", "en")
     assert (circled["x"], circled["y"]) == ([before[trace]["x"][index]], [before[trace]["y"][index]])
+    expect(cost).to_have_count(1)
     drawn = cost.evaluate(POINTS_JS)
     ring, dot = drawn[-1][0], drawn[trace][index]
     assert ring["w"] > dot["w"] and abs(ring["x"] - dot["x"]) < 2 and abs(ring["y"] - dot["y"]) < 2
