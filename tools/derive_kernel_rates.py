@@ -298,17 +298,25 @@ def render(system, gpu_id, date, probe, peaks, bandwidth, gemm, prefill, decode)
             f"[gemm.{dtype}]",
             f'quant_mode = "{DTYPES[dtype][0]}"',
             f'peak = "{DTYPES[dtype][1]}"',
+            "shapes = [" + ", ".join(f'"{name}"' for name in SHAPE_SETS) + "]",
             f"m = {fmt(curves['m'])}",
             f"compute = {fmt(curves['compute'])}",
             f"bandwidth = {fmt(curves['bandwidth'])}",
             "",
         ]
     if prefill["s"]:
-        lines += ["[prefill_attention]", f"s = {fmt(prefill['s'])}", f"compute = {fmt(prefill['compute'])}", ""]
+        lines += [
+            "[prefill_attention]",
+            f"heads = {fmt([HEADS, KV_HEADS, HEAD_DIM])}",
+            f"s = {fmt(prefill['s'])}",
+            f"compute = {fmt(prefill['compute'])}",
+            "",
+        ]
     if decode["batch"]:
         rows = ", ".join(fmt(r) for r in decode["bandwidth"])
         lines += [
             "[decode_attention]",
+            f"heads = {fmt([HEADS, KV_HEADS, HEAD_DIM])}",
             f"batch = {fmt(decode['batch'])}",
             f"context = {fmt(decode['context'])}",
             f"l2_bytes = {decode['l2']:.6g}",
@@ -327,6 +335,7 @@ def render_more(gpu: dict, moe: dict, allreduce: dict | None) -> str:
             f'quant_mode = "{quant}"',
             f'peak = "{unit}"',
             "shapes = [" + ", ".join(f'"{name}"' for name in sets) + "]",
+            'routing = "balanced"',
             f"tokens_per_expert = {fmt(curves['tokens_per_expert'], digits=6)}",
             f"compute = {fmt(curves['compute'])}",
             f"bandwidth = {fmt(curves['bandwidth'])}",
