@@ -95,6 +95,15 @@ def test_a_fetched_config_is_cached_and_resolves_offline(hub, monkeypatch):
     assert fetch_config("acme/Tiny-Llama-Instruct")["hidden_size"] == TINY["hidden_size"]
 
 
+def test_a_fetched_config_resolves_when_the_network_is_gone_without_offline_mode(hub, monkeypatch):
+    # a room whose internet dropped after the fetch: the cached copy answers, not "could not fetch"
+    fetch_config("acme/Tiny-Llama-Instruct")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
+    assert fetch_config("acme/Tiny-Llama-Instruct")["hidden_size"] == TINY["hidden_size"]
+    with pytest.raises(HubError, match="could not fetch acme/Never-Fetched"):
+        fetch_config("acme/Never-Fetched")
+
+
 def test_offline_or_unreachable_is_a_clear_message_never_a_traceback(monkeypatch, cli):
     with pytest.raises(HubError, match=r"not reachable .* paste or upload"):
         fetch_config("acme/Never-Fetched")  # tests run with HF_HUB_OFFLINE=1

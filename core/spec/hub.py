@@ -129,6 +129,8 @@ def fetch_config(
         )
         raise HubError(f"{repo_id}'s config.json on {where} {what}, nothing kept") from None
     except NETWORK_ERRORS as err:
+        if (path := cached_file(repo_id, "config.json")) is not None:  # no network: the copy fetched before
+            return read_config(path)
         raise HubError(f"could not fetch {repo_id} from {where} ({_reason(err)}); {OFFLINE_HINT}") from None
     reply = body if body is not None else head
     if not reply.ok:
