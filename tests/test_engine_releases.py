@@ -163,13 +163,13 @@ def test_a_step_costs_its_fixed_part_plus_each_layers_launches(catalog):
 
 def test_the_api_server_bounds_a_step_from_below_it_does_not_add_to_it(catalog):
     base = dep(catalog)
-    slow_front = base.with_efficiency(frontend_per_token_s=100 * units.US)
-    # batch 1: 100 us of front-end work hides under a ~5 ms GPU step
+    slow_front = base.with_efficiency(frontend_per_token_s=150 * units.US)
+    # batch 1: 150 us of front-end work hides under a ~5 ms GPU step
     one = plain_decode_step_time(base, 1, 1000)
     assert plain_decode_step_time(slow_front, 1, 1000).seconds == pytest.approx(one.seconds)
-    # batch 512: the front end needs 512 x 100 us = 51.2 ms, more than the GPU's step
+    # batch 512: the front end needs 512 x 150 us = 76.8 ms, more than the GPU's step (about 51 ms)
     big = plain_decode_step_time(slow_front, 512, 1000)
-    assert big.gpu_seconds < 51.2 * units.MS and big.seconds == pytest.approx(51.2 * units.MS)
+    assert big.gpu_seconds < 76.8 * units.MS and big.seconds == pytest.approx(76.8 * units.MS)
 
 
 def test_cli_takes_engine_and_release(cli):

@@ -25,7 +25,8 @@ from core.serving.simulate import simulate
 from core.serving.traffic import Lengths, Traffic
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Deployment, Workload
-from core.spec.engine import Efficiency, EngineConfig, Parallelism
+from core.spec.efficiency import Efficiency
+from core.spec.engine import EngineConfig, Parallelism
 from core.spec.hf_config import model_from_config
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, kv_precision, weight_precision
 from core.spec.support import attention_problem, kv_problem, weights_problem

@@ -27,7 +27,7 @@ from core.planning.requirement import Requirement
 from core.serving.simulate import simulate
 from core.serving.traffic import Lengths, Traffic
 from core.spec.deployment import Workload
-from core.spec.engine import default_efficiency
+from core.spec.efficiency import default_efficiency
 from ui.fmt import duration, rate
 
 CHAT_A10 = Requirement(

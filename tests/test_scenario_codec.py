@@ -19,7 +19,8 @@ from core.levers.speculative import draft_candidates
 from core.spec import units
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Deployment, Workload
-from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
+from core.spec.efficiency import Efficiency, default_efficiency
+from core.spec.engine import EngineConfig, Parallelism
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precision
 from core.spec.release import parse_release
 from core.spec.scenario_codec import MAX_TOKEN_CHARS, decode, encode, from_token, to_token

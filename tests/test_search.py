@@ -281,7 +281,7 @@ def test_the_sidebar_takes_data_parallel_ranks_for_moe_models(deploy):
 def test_each_gpu_keeps_its_own_efficiency_and_the_base_gpu_its_price(deploy, catalog):
     """A calibration on the sidebar's A10 (GDDR class) must not be applied to an H100 (HBM class),
     and a price typed for the sidebar's GPU is the one the search ranks it by."""
-    from core.spec.engine import class_efficiency
+    from core.spec.efficiency import class_efficiency
 
     base = deploy(gpu="a10")
     tuned = base.with_efficiency(compute=0.2)

@@ -322,23 +322,30 @@ def test_preempted_requests_still_emit_exactly_their_answer(deploy):
         ("h100-sxm", 2, None),
         ("a10", 1, Levers(offload=Offload(weights_bytes=2 * units.GiB))),
         ("a10", 1, Levers(prefix=PrefixCaching(shared_tokens=600))),
+        ("h100-sxm", 1, "qwen3-30b-a3b"),  # a MoE model: the experts' kernels and MoE layer overhead
     ],
 )
 def test_a_run_of_decode_steps_is_work_time_bit_for_bit(deploy, gpu, tp, levers):
     # the simulator's fast path for runs of decode steps (Roofline.step_times) repeats
     # work_time's arithmetic in place: a change to one that the other lacks fails here
-    dep = deploy(gpu=gpu, tp=tp, max_model_len=4096)
-    dep = dataclasses.replace(dep, levers=levers) if levers else dep
+    if isinstance(levers, str):
+        dep = deploy(model=levers, gpu=gpu, tp=tp, max_model_len=4096)
+        dep = dep.with_efficiency(moe_layer_overhead_s=30e-6, expert=0.6)
+    else:
+        dep = deploy(gpu=gpu, tp=tp, max_model_len=4096)
+        dep = dataclasses.replace(dep, levers=levers) if levers else dep
     model = StepModel(dep)
     cached = np.array([900, 1200, 37, 4000])
     n, context = cached.size, int(cached.sum()) + cached.size
     pairs = context + n * np.arange(50.0)  # pairs and KV tokens both grow by n a step
-    weights, comm = model._token_terms(float(n))
+    weights, expert_weights, comm = model._token_terms(float(n))
     phase = work_time(
         dep,
         linear=model.per_token * n + model.per_sequence * n,
         attention=pairs * model.per_pair,
         weights=weights,
+        expert_weights=expert_weights,
+        expert_linear=model.per_expert_token * n,
         kv_per_gpu=pairs * model.kv_per_token + n * model.state_traffic,
         tokens=float(n),
         steps=1.0,

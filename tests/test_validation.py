@@ -162,7 +162,7 @@ def test_leave_one_source_out_never_fits_a_source_on_itself(monkeypatch):
 
 def test_the_defaults_are_the_constants_fitted_on_every_source():
     """CLASS_EFFICIENCY holds what the leave-one-source-out rule picks on all sources (report.json)."""
-    from core.spec.engine import CLASS_EFFICIENCY
+    from core.spec.efficiency import CLASS_EFFICIENCY
 
     fitted = load_report()["fit"]["on_all_sources"]
     for cls, values in fitted.items():

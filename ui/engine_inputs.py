@@ -9,7 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.spec import units
-from core.spec.engine import Efficiency, EngineConfig, default_efficiency
+from core.spec.efficiency import Efficiency, default_efficiency
+from core.spec.engine import EngineConfig
 from core.spec.engine_defaults import default_memory_fraction
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec

@@ -20,7 +20,7 @@ import numpy as np
 from core.estimate import explain_memory
 from core.estimate.explain_memory import Explanation, gib, num
 from core.spec import units
-from core.timing.roofline import PhaseTime
+from core.timing.roofline import PhaseTime, Roofline
 
 MS = units.MS
 
@@ -30,14 +30,18 @@ def ms(seconds: float) -> str:
 
 
 def roofline_chain(phase: PhaseTime, dep) -> tuple[str, str]:
-    """(symbols, values) of a phase's roofline: compute and memory terms with their FLOPs, bytes,
-    peaks and efficiencies, then the terms added to the larger one."""
+    """(symbols, values) of a phase's time: the GEMMs' roofline, attention's roofline and the MoE
+    experts' kernels added up, each with its FLOPs, bytes, peaks and efficiencies, then the terms
+    added to them."""
     eff, gpu = dep.efficiency, dep.gpu
-    compute_s, memory_s = float(phase.compute_s), float(phase.memory_s)
     flops, moved, kv = float(phase.flops), float(phase.bytes_moved), float(np.sum(phase.kv_bytes))
-    peak = flops / (compute_s * eff.compute) if compute_s > 0 else 0.0  # matmul and attention peaks, mixed
-    expert = memory_s * gpu.memory_bandwidth * eff.bandwidth - moved  # routed experts read at expert eff.
+    attention_flops = float(phase.attention_flops)
+    attention_s, moe_s = float(phase.attention_s), float(phase.moe_s)
+    expert_flops, expert_bytes = float(phase.expert_flops), float(phase.expert_bytes)
+    gemm_s = float(phase.kernel_seconds) - attention_s - moe_s
+    matmul_peak, attention_peak = (rate / eff.compute for rate in Roofline(dep).rates[:2])
     added = [
+        (r"T_{MoE}", moe_s),
         (r"T_{comm}", float(phase.comm_s)),
         (r"T_{overhead}", float(phase.overhead_s)),
         (r"T_{host}", float(phase.host_s)),
@@ -45,20 +49,30 @@ def roofline_chain(phase: PhaseTime, dep) -> tuple[str, str]:
     ]
     added = [(symbol, value) for symbol, value in added if value]
     symbols = (
-        r"\max\left(\frac{F}{P \eta_c}, \frac{W + KV"
-        + (r" + X_{exp}" if expert > 1 else "")
-        + r"}{BW \eta_{bw}}\right)"
+        r"\max\left(\frac{F_{lin}}{P \eta_c}, \frac{W}{BW \eta_{bw}}\right)"
+        r" + \max\left(\frac{F_{attn}}{P_{attn} \eta_c}, \frac{KV}{BW \eta_{bw}}\right)"
     )
     symbols += "".join(f" + {symbol}" for symbol, _ in added)
-    compute = (
-        rf"\frac{{{num(flops / 1e9)}\,\text{{GFLOP}}}}{{{num(peak / 1e12)}\,\text{{TFLOP/s}} \times {eff.compute:.3g}}}"
-    )
-    read = rf"{num((moved - kv) / 1e9)} + {num(kv / 1e9)}" + (rf" + {num(expert / 1e9)}" if expert > 1 else "")
-    # GFLOP over TFLOP/s and GB over TB/s are both milliseconds
     bandwidth = rf"{num(gpu.memory_bandwidth / 1e12)}\,\text{{TB/s}} \times {eff.bandwidth:.3g}"
-    memory = rf"\frac{{{read}\,\text{{GB}}}}{{{bandwidth}}}"
+
+    def roof(gflop: float, peak: float, gb: float) -> str:
+        # GFLOP over TFLOP/s and GB over TB/s are both milliseconds
+        compute = (
+            rf"\frac{{{num(gflop)}\,\text{{GFLOP}}}}{{{num(peak / 1e12)}\,\text{{TFLOP/s}} \times {eff.compute:.3g}}}"
+        )
+        return rf"\max\left({compute}, \frac{{{num(gb)}\,\text{{GB}}}}{{{bandwidth}}}\right)"
+
+    moe_note = (
+        rf"\ (T_{{MoE}}:\ {num(expert_flops / 1e9)}\,\text{{GFLOP}},\ {num(expert_bytes / 1e9)}\,\text{{GB of"
+        rf" experts at}}\ \eta_{{exp}} = {eff.expert:.3g},\ {dep.model.num_moe_layers} \times"
+        rf" {ms(eff.moe_layer_overhead_s)}\,\text{{ms per step}})"
+        if moe_s
+        else ""
+    )
+    lin = roof((flops - attention_flops - expert_flops) / 1e9, matmul_peak, (moved - kv - expert_bytes) / 1e9)
+    attn = roof(attention_flops / 1e9, attention_peak, kv / 1e9)
     plus = "".join(rf" + {ms(value)}" for _, value in added)
-    values = rf"\max\left({compute}, {memory}\right){plus} = \max({ms(compute_s)}, {ms(memory_s)}){plus}\ \text{{ms}}"
+    values = rf"{lin} + {attn}{plus} = {ms(gemm_s)} + {ms(attention_s)}{plus}\ \text{{ms}}{moe_note}"
     frontend = float(phase.frontend_s)
     if frontend > float(phase.gpu_seconds):  # the API server, in its own process, is the slower
         symbols = rf"\max\left({symbols}, T_{{frontend}}\right)"

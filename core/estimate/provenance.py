@@ -14,7 +14,7 @@ from typing import Any
 
 from core.messages import message
 from core.spec.deployment import Deployment, Workload
-from core.spec.engine import default_efficiency
+from core.spec.efficiency import default_efficiency
 
 PACKAGE = "llm-tradeoff-explorer"
 DATE_FORMAT = "%Y-%m-%d %H:%M UTC"

@@ -16,7 +16,8 @@ from core.planning.requirement import Requirement
 from core.spec.catalog import Catalog
 from core.spec.cluster import DEFAULT_INTER_NODE, GPUS_PER_NODE, INTER_NODE_LINKS
 from core.spec.deployment import Deployment, Parallelism
-from core.spec.engine import TENSOR_PARALLEL, Efficiency, default_efficiency, resolved
+from core.spec.efficiency import Efficiency, default_efficiency, resolved
+from core.spec.engine import TENSOR_PARALLEL
 from core.spec.engine_defaults import sized_max_model_len
 from core.spec.gpu import GpuSpec
 from core.spec.precision import WEIGHT_PRECISIONS, kv_precision
@@ -64,11 +65,11 @@ class SearchSpace:
 
 
 def gpu_efficiency(base: Deployment, gpu: GpuSpec) -> Efficiency:
-    """The efficiency factors a shape on ``gpu`` runs with, resolved for the base's release: the
+    """The efficiency factors a shape on ``gpu`` runs with, resolved for the base's release and endpoint: the
     base's own on its GPU (a calibration typed for it), the memory class's default on any other."""
     if gpu.id == base.gpu.id and base.engine.efficiency is not None:
-        return resolved(base.engine.efficiency, base.engine.release)
-    return default_efficiency(gpu.memory_type, base.engine.release)
+        return resolved(base.engine.efficiency, base.engine.release, base.engine.endpoint)
+    return default_efficiency(gpu.memory_type, base.engine.release, base.engine.endpoint)
 
 
 def layouts(base: Deployment, space: SearchSpace) -> list[tuple[int, int, int]]:

@@ -73,7 +73,7 @@ def simulate(
     timer = StepTimer(dep, gpu_blocks, kv_block_size(dep) * kv_bytes_per_token_all(dep))
     engine = Engine(dep, prompt, answer, blocks, capacity, hit, shared)
     delay = dep.efficiency.request_overhead_s
-    arrivals = Arrivals(traffic, num_requests, rng, delay)
+    arrivals = Arrivals(traffic, num_requests, rng, delay, dep.efficiency.ingest_serial_s or 0.0)
     clock = in_system = 0.0
     steps = done = 0
     series = []
@@ -122,7 +122,7 @@ def simulate(
     times = np.array(series)
     pick = np.unique(np.linspace(0, len(times) - 1, min(SERIES_POINTS, len(times))).astype(int))
     return SimResult(
-        arrival=arrivals.time - delay,  # when the user sent it
+        arrival=arrivals.sent,  # when the user sent it
         first_token=engine.first,
         finish=engine.finish,
         prompt=prompt,
@@ -134,7 +134,7 @@ def simulate(
         series_waiting=times[pick, 1],
         series_running=times[pick, 2],
         series_kv_used=times[pick, 3],
-        time_in_system=in_system + delay * num_requests,
+        time_in_system=in_system + (arrivals.ingest_seconds if arrivals.serial else delay * num_requests),
     )
 
 

@@ -22,7 +22,13 @@ from core.timing.comm import comm_seconds
 from core.timing.host_link import host_read_seconds
 from core.timing.phases import decode_time_ratio, side_deployments
 from core.timing.roofline import Roofline, work_time
-from core.timing.work import attention_flops, expert_bytes_read, linear_flops, weight_bytes_read
+from core.timing.work import (
+    attention_flops,
+    expert_bytes_read,
+    linear_flops,
+    routed_expert_flops,
+    weight_bytes_read,
+)
 
 
 class Blocks:
@@ -53,6 +59,9 @@ class Blocks:
 class StepModel:
     """Step time from four sums: sequences, tokens, attention pairs and KV tokens touched.
 
+    Each kernel class's roofline is evaluated on them and the classes add up, as
+    :class:`core.timing.roofline.Roofline` composes them (dense GEMMs, MoE experts, attention).
+
     For models without sliding-window layers every core cost is linear in these sums, so the
     coefficients are read off the core functions once (linear_flops, attention_flops,
     kv_bytes_per_sequence) and the roofline of :func:`core.timing.roofline.work_time` is evaluated on them;
@@ -73,10 +82,11 @@ class StepModel:
         own = dataclasses.replace(dep, levers=Levers()) if self.levers else dep  # the model's own work only
         self.per_token = float(linear_flops(m, 1, 2) - linear_flops(m, 1, 1))  # 2 x body params
         self.per_sequence = float(linear_flops(m, 1, 1)) - self.per_token  # 2 x vocab x hidden (LM head)
+        self.per_expert_token = float(routed_expert_flops(m, 1))  # the routed experts' part of per_token
         self.per_pair = float(attention_flops(m, 1, 1, 0))  # one query-key pair in every layer
         self.kv_per_token = float(kv_bytes_per_sequence(m, dep.kv, Parallelism(tp=tp), 1))
         self.state_traffic = state_traffic_bytes(m, tp)  # per scheduled sequence and step
-        self._by_tokens: dict[float, tuple[float, float]] = {}
+        self._by_tokens: dict[float, tuple[float, float, float]] = {}
         self.roofline = Roofline(dep)
         self._decode_terms: dict[int, tuple] = {}  # Roofline.step_terms of a decode step, per batch size
         # work_time is linear in each kind of work: its unit responses give the scalar path below
@@ -98,6 +108,8 @@ class StepModel:
         self.overhead = float(work_time(own, **unit).overhead_s)
         self.s_per_scheduled = float(work_time(own, **{**unit, "sequence_steps": 1.0}).overhead_s) - self.overhead
         self.s_frontend = float(work_time(own, **{**unit, "sequence_steps": 1.0}).frontend_s)
+        self.tp = tp
+        self.moe_layer_s = self.roofline.moe_layer_s
 
     def _lever_terms(self, tokens: float, sequences: int) -> tuple[float, float, float]:
         """(FLOPs, weight bytes, host-read seconds) the levers add to one step of this size."""
@@ -109,13 +121,13 @@ class StepModel:
             host_bytes += float(np.sum(work.host_bytes))
         return flops, weight_bytes, float(host_read_seconds(self.dep.gpu, self.dep.efficiency, host_bytes))
 
-    def _token_terms(self, tokens: float) -> tuple[float, float]:
-        """(weight bytes read, all-reduce seconds) for a step of ``tokens`` tokens; the weight bytes
-        are time-equivalent: routed experts count 1 / expert efficiency times."""
+    def _token_terms(self, tokens: float) -> tuple[float, float, float]:
+        """(weight bytes read, the routed experts' part of them, all-reduce seconds) for a step of
+        ``tokens`` tokens."""
         if tokens not in self._by_tokens:
-            expert = float(expert_bytes_read(self.dep, tokens))
             self._by_tokens[tokens] = (
-                float(weight_bytes_read(self.dep, tokens)) + expert * (1 / self.dep.efficiency.expert - 1),
+                float(weight_bytes_read(self.dep, tokens)),
+                float(expert_bytes_read(self.dep, tokens)),
                 float(comm_seconds(self.dep, tokens, 1.0)),
             )
         return self._by_tokens[tokens]
@@ -144,9 +156,14 @@ class StepModel:
     def _decode_step_terms(self, n: int) -> tuple:
         """The scalar terms of a decode step of ``n`` sequences (:meth:`Roofline.step_terms`)."""
         if n not in self._decode_terms:
-            weights, comm = self._token_terms(float(n))
+            weights, expert_weights, comm = self._token_terms(float(n))
             self._decode_terms[n] = self.roofline.step_terms(
-                linear=self.per_token * n + self.per_sequence * n, weights=weights, tokens=float(n), comm_s=comm
+                linear=self.per_token * n + self.per_sequence * n,
+                weights=weights,
+                expert_linear=self.per_expert_token * n,
+                expert_weights=expert_weights,
+                tokens=float(n),
+                comm_s=comm,
             )
         return self._decode_terms[n]
 
@@ -179,13 +196,24 @@ class StepModel:
 
     def _summed_step(self, sequences: int, tokens: float, pairs: float, kv_tokens: float) -> float:
         """The fast path's step from its four sums [s] (:meth:`batch_step`)."""
-        weights, comm = self._token_terms(tokens)
+        weights, expert_weights, comm = self._token_terms(tokens)
         lever_flops, lever_bytes, host_s = self._lever_terms(tokens, sequences) if self.levers else (0.0, 0.0, 0.0)
+        expert_flops = self.per_expert_token * tokens
         linear = self.per_token * tokens + self.per_sequence * sequences + lever_flops
-        compute = linear * self.s_per_flop + pairs * self.s_per_pair
-        memory = (weights + lever_bytes) * self.s_per_weight_byte + kv_tokens * self.s_per_kv_token
-        memory += sequences * self.state_traffic * self.s_per_kv_byte
-        gpu = max(compute, memory) + comm + self.overhead + host_s + sequences * self.s_per_scheduled
+        gemm_f, gemm_b, expert_fs, expert_bs = self.roofline.gemm_parts(
+            linear / self.tp - expert_flops / self.tp,
+            (weights + lever_bytes) / self.tp - expert_weights / self.tp,
+            expert_flops / self.tp,
+            expert_weights / self.tp,
+            tokens,
+        )
+        gemms = max(gemm_f, gemm_b)
+        if expert_weights or self.moe_layer_s:
+            gemms += max(expert_fs, expert_bs) + self.moe_layer_s
+        kv = kv_tokens * self.s_per_kv_token + sequences * self.state_traffic * self.s_per_kv_byte
+        gpu = (
+            max(pairs * self.s_per_pair, kv) + gemms + comm + self.overhead + host_s + sequences * self.s_per_scheduled
+        )
         return max(gpu, sequences * self.s_frontend)
 
 
@@ -199,6 +227,7 @@ def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
         attention=float(attention_flops(dep.model, 1, new, cached).sum()),
         weights=weight_bytes_read(dep, tokens),
         expert_weights=expert_bytes_read(dep, tokens),
+        expert_linear=routed_expert_flops(dep.model, tokens),
         kv_per_gpu=float(np.sum(kv)) + len(new) * state_traffic_bytes(dep.model, dep.parallel.tp),
         tokens=tokens,
         steps=1.0,

@@ -13,15 +13,8 @@ from typing import TYPE_CHECKING
 from core.levers.registry import levers_on
 from core.levers.settings import Levers
 from core.spec.cluster import DEFAULT_INTER_NODE, INTER_NODE_LINKS
-from core.spec.engine import (
-    Efficiency,
-    EngineConfig,
-    Parallelism,
-    class_efficiency,
-    default_efficiency,
-    resolved,
-    tensor_split_error,
-)
+from core.spec.efficiency import Efficiency, class_efficiency, default_efficiency, resolved
+from core.spec.engine import EngineConfig, Parallelism, tensor_split_error
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
@@ -86,8 +79,8 @@ class Deployment:
     def efficiency(self) -> Efficiency:
         """The engine's efficiency factors, or the default for this GPU's memory class."""
         if self.engine.efficiency is not None:
-            return resolved(self.engine.efficiency, self.engine.release)
-        return default_efficiency(self.gpu.memory_type, self.engine.release)
+            return resolved(self.engine.efficiency, self.engine.release, self.engine.endpoint)
+        return default_efficiency(self.gpu.memory_type, self.engine.release, self.engine.endpoint)
 
     @property
     def max_model_len(self) -> int:

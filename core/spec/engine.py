@@ -6,12 +6,12 @@ memory overheads, live here with their defaults and the reason for each (docs/mo
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from core.spec import engine_defaults, units
+from core.spec.efficiency import ENDPOINTS, Efficiency
 from core.spec.engine_defaults import default_memory_fraction, engine_batch_defaults, engine_block_tokens
 from core.spec.model import ModelSpec
 from core.spec.release import Release, current_release
@@ -91,116 +91,6 @@ def wider_tensor_parallel(model: ModelSpec, tp: int) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Efficiency:
-    """Achievable fractions of datasheet peaks and fixed costs: assumptions, shown to the user.
-
-    Defaults (sources in docs/model.md):
-    - compute 0.5: prefill model-FLOPs utilization; Databricks' TTFT figures imply about 48 % of
-      dense BF16 peak on an A100, analytic simulators calibrated on vLLM use 0.38-0.45.
-    - bandwidth 0.75: decode model-bandwidth utilization; Databricks measured 55-60 % on 2-4 GPUs
-      at batch 1 (it falls with TP), single-GPU vLLM decode reaches 65-80 %.
-    - link 0.75: all-reduce bus bandwidth over one-direction link bandwidth (nccl-tests: about
-      370 of 450 GB/s on H100 NVLink, 200-230 of 300 GB/s on A100, 20-25 of 32 GB/s on PCIe 4).
-    - step_overhead_s 0.5 ms and layer_overhead_s 20 us: the fixed cost of an engine step
-      (scheduling, sampling) and the launches of each layer's kernels, as inference-sim calibrates
-      them on vLLM; a step of an 80-layer model costs 0.5 + 80 x 0.02 = 2.1 ms beside its work.
-    - per_sequence_overhead_s None: the engine release's host cost per scheduled sequence
-      (2.5 us where the engine overlaps it with the GPU, :data:`core.spec.release.HOST_COST_PER_SEQUENCE_S`;
-      v0_per_sequence_s in vLLM V0).
-    - request_overhead_s 20 ms, expert 1.0, frontend_per_token_s 0: see each field.
-    - allreduce_latency_s 10 us: fixed cost of one small all-reduce (vLLM's custom all-reduce).
-    """
-
-    compute: float = 0.5
-    bandwidth: float = 0.75
-    link: float = 0.75
-    step_overhead_s: float = 0.5 * units.MS
-    layer_overhead_s: float = 20 * units.US
-    """Kernel launches of one layer in one step (all layers run in every step, across pipeline stages) [s]."""
-    per_sequence_overhead_s: float | None = None
-    """Host-side cost per scheduled sequence per step (scheduling, output handling) [s]; None: the
-    release's (V1, SGLang, TensorRT-LLM: HOST_COST_PER_SEQUENCE_S; vLLM V0: v0_per_sequence_s)."""
-    v0_per_sequence_s: float = 20 * units.US
-    """vLLM V0's host work per scheduled sequence between steps [s]: scheduling, input preparation and
-    output pythonization ran while the GPU waited (about 4 ms per decode step of a few hundred
-    sequences in vllm-project/vllm#6854; fitted per GPU class, docs/accuracy.md)."""
-    request_overhead_s: float = 20 * units.MS
-    """Time from a request's arrival until the engine schedules it: API server, tokenization [s].
-    20 ms: vllm-project/vllm#17866 measured a 21.0 ms median TTFT for 500-token prompts of
-    Llama-3.2-1B at low load (V1, 2025-05), of which the prefill is about 1-2 ms."""
-    expert: float = 1.0
-    """Bandwidth the MoE kernels reach on routed-expert weights, as a share of what dense matmuls
-    reach: grouped GEMMs over a few tokens per expert, tensor-split expert matrices and the routing
-    around them read expert weights slower than one large matrix."""
-    frontend_per_token_s: float = 0.0
-    """The API server's work per streamed token (detokenizing, one SSE chunk) [s]. It runs in its
-    own process beside the engine (vLLM V1, SGLang, TensorRT-LLM's server), so a step lasts at
-    least running sequences x this: the ceiling of one front-end process on total tokens/s."""
-    allreduce_latency_s: float = 10.0 * units.US
-
-    def __post_init__(self) -> None:
-        for name in ("compute", "bandwidth", "link", "expert"):
-            value = getattr(self, name)
-            if not 0.01 <= value <= 1.0:
-                raise ValueError(f"efficiency {name} must be between 0.01 and 1, got {value!r}")
-        if not 0 <= self.step_overhead_s <= 1.0:
-            raise ValueError(f"step_overhead_s must be between 0 and 1 s, got {self.step_overhead_s!r}")
-        if not 0 <= self.request_overhead_s <= 10.0:
-            raise ValueError(f"request_overhead_s must be between 0 and 10 s, got {self.request_overhead_s!r}")
-        if not 0 <= self.frontend_per_token_s <= 0.01:
-            raise ValueError(f"frontend_per_token_s must be between 0 and 10 ms, got {self.frontend_per_token_s!r}")
-        if not 0 <= self.v0_per_sequence_s <= 0.01:
-            raise ValueError(f"v0_per_sequence_s must be between 0 and 10 ms, got {self.v0_per_sequence_s!r}")
-        if not 0 <= self.layer_overhead_s <= 0.01:
-            raise ValueError(f"layer_overhead_s must be between 0 and 10 ms, got {self.layer_overhead_s!r}")
-        if self.per_sequence_overhead_s is not None and not 0 <= self.per_sequence_overhead_s <= 0.01:
-            raise ValueError(
-                f"per_sequence_overhead_s must be between 0 and 10 ms, got {self.per_sequence_overhead_s!r}"
-            )
-        if not 0 <= self.allreduce_latency_s <= 0.1:
-            raise ValueError(f"allreduce_latency_s must be between 0 and 0.1 s, got {self.allreduce_latency_s!r}")
-
-
-CLASS_EFFICIENCY: dict[str, Efficiency] = {
-    # the constants fitted on every source of data/validation (report.json "fit", docs/accuracy.md),
-    # the grid point with the lowest median error over TTFT, TPOT and output throughput per class;
-    # each source's own error is measured with constants fitted without it
-    "hbm": Efficiency(
-        compute=0.5, bandwidth=0.6, frontend_per_token_s=60 * units.US, expert=0.35, v0_per_sequence_s=100 * units.US
-    ),
-    "gddr": Efficiency(
-        compute=0.7, bandwidth=0.7, frontend_per_token_s=60 * units.US, expert=0.35, v0_per_sequence_s=20 * units.US
-    ),
-}
-"""Defaults per GPU memory class; GPUs of no known class (custom ones) get Efficiency()."""
-FALLBACK_EFFICIENCY = Efficiency()
-
-
-def class_efficiency(memory_type: str) -> Efficiency:
-    """The efficiency factors of a GPU memory class ('hbm', 'gddr'), the release's rules not yet applied."""
-    return CLASS_EFFICIENCY.get(memory_type) or FALLBACK_EFFICIENCY
-
-
-def default_efficiency(memory_type: str, release: Release | None = None) -> Efficiency:
-    """The efficiency factors a GPU of this memory class gets unless set, with the host cost per
-    sequence of ``release`` (the current vLLM when None)."""
-    return resolved(class_efficiency(memory_type), release)
-
-
-def resolved(efficiency: Efficiency, release: Release | None = None) -> Efficiency:
-    """``efficiency`` with the release's host cost per sequence where it leaves it to the release."""
-    if efficiency.per_sequence_overhead_s is not None:
-        return efficiency
-    release = release or current_release()
-    cost = (
-        release.host_cost_per_sequence_s
-        if release.engine != "vllm" or release.vllm_v1
-        else efficiency.v0_per_sequence_s
-    )
-    return dataclasses.replace(efficiency, per_sequence_overhead_s=cost)
-
-
-@dataclass(frozen=True, kw_only=True)
 class EngineConfig:
     """vLLM-style engine settings (names as vLLM's flags) and its memory overheads.
 
@@ -237,8 +127,13 @@ class EngineConfig:
     efficiency: Efficiency | None = None
     """None: the default for the GPU's memory class (default_efficiency)."""
     release: Release = field(default_factory=current_release)
+    endpoint: str = "chat"
+    """How clients reach the engine: ``chat``, ``completions`` or ``offline`` (in-process; no API server);
+    :mod:`core.spec.efficiency` holds what each costs."""
 
     def __post_init__(self) -> None:
+        if self.endpoint not in ENDPOINTS:
+            raise ValueError(f"endpoint must be one of {', '.join(ENDPOINTS)}, got {self.endpoint!r}")
         if self.gpu_memory_utilization is not None and not 0.05 <= self.gpu_memory_utilization <= 1.0:
             raise ValueError(f"gpu_memory_utilization must be between 0.05 and 1, got {self.gpu_memory_utilization!r}")
         if self.max_num_batched_tokens is not None:

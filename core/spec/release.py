@@ -49,6 +49,10 @@ VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS became 1 by default (0.18-0.19 computed
 flag; its log line says 0.21, the 0.20.0 wheel already defaults to it). Before, graphs were
 captured after the KV cache was sized and lived in the (1 - utilization) headroom."""
 
+VLLM_CHAT_OFF_LOOP_FROM = (0, 16, 0)
+"""vLLM renders chat templates off the API server's event loop from 0.16.0 (vllm-project/vllm#34789);
+up to 0.15 ``_preprocess_chat`` (entrypoints/openai/serving_engine.py) ran it synchronously in the handler."""
+
 HOST_COST_PER_SEQUENCE_S = {"v1": 2.5 * units.US}
 """Host work per scheduled sequence per step that the GPU waits for [s], in engines that prepare
 the next step while the GPU runs: vLLM V1 (0.8+), SGLang (overlap scheduler, 0.4+), TensorRT-LLM's
@@ -80,6 +84,13 @@ class Release:
     def vllm_v1(self) -> bool:
         """vLLM's V1 engine (the default from 0.8.0)."""
         return self.engine == "vllm" and self.at_least(VLLM_V1_DEFAULT_FROM)
+
+    @property
+    def renders_chat_on_loop(self) -> bool:
+        """Whether the OpenAI-compatible server renders a chat request's template synchronously on its
+        one event loop (:attr:`core.spec.efficiency.Efficiency.chat_ingest_s`): vLLM before
+        :data:`VLLM_CHAT_OFF_LOOP_FROM`, SGLang's and TensorRT-LLM's servers (docs/model.md, "Front end")."""
+        return self.engine != "vllm" or not self.at_least(VLLM_CHAT_OFF_LOOP_FROM)
 
     @property
     def charges_cuda_graphs(self) -> bool:

@@ -34,7 +34,8 @@ from core.levers.settings import Levers, Lora, Offload, PrefixCaching, Speculati
 from core.spec import json_fields
 from core.spec.catalog import Catalog, load_catalog
 from core.spec.deployment import Deployment, Workload, check_fits_context
-from core.spec.engine import Efficiency, EngineConfig, Parallelism, default_efficiency
+from core.spec.efficiency import Efficiency, default_efficiency
+from core.spec.engine import EngineConfig, Parallelism
 from core.spec.gpu import GpuSpec
 from core.spec.model import ModelSpec
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, Precision

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.spec.engine import Efficiency
+from core.spec.efficiency import Efficiency
 from core.spec.gpu import GpuSpec
 
 

@@ -27,7 +27,13 @@ from core.memory.request_kv import cached_prompt_tokens, sequence_kv_bytes
 from core.memory.state import state_traffic_bytes
 from core.spec.engine import Parallelism
 from core.timing.roofline import PhaseTime, work_time
-from core.timing.work import attention_flops, expert_bytes_read, rank_linear_flops, weight_bytes_read
+from core.timing.work import (
+    attention_flops,
+    expert_bytes_read,
+    rank_expert_flops,
+    rank_linear_flops,
+    weight_bytes_read,
+)
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
@@ -59,6 +65,7 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
         attention=attention_flops(dep.model, rank, new_tokens, context),
         weights=steps * weight_bytes_read(dep, tokens / steps),
         expert_weights=steps * expert_bytes_read(dep, tokens / steps),
+        expert_linear=rank_expert_flops(dep, sequences, new_tokens),
         kv_per_gpu=kv,
         tokens=tokens if par.dp == 1 else rank * np.asarray(new_tokens, dtype=float),
         steps=steps,

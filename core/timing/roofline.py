@@ -1,11 +1,23 @@
-"""The roofline of engine work on one replica, and the time of a phase split into its terms.
+"""The time of engine work on one replica, kernel class by kernel class, and a phase split into its terms.
 
-    GPU time = max(FLOPs / (peak x compute eff.),
-                   (bytes + routed-expert bytes x (1 / expert eff. - 1)) / (bandwidth x bandwidth eff.))
+The kernels of a step run one after another, so each class is bounded by its own roofline and the
+classes add up (a KV read does not hide under a GEMM's compute):
+
+    dense GEMMs  = max(F_dense / (P x compute eff.), W_dense / (BW x bandwidth eff.))
+    MoE experts  = max(F_exp / (P x compute eff. x expert eff.), W_exp / (BW x bandwidth eff. x expert eff.))
+                   + steps x MoE layers x MoE layer overhead
+    attention    = max(F_attn / (P_attn x compute eff.), KV / (BW x bandwidth eff.))
+    GPU time = dense GEMMs + MoE experts + attention
                + all-reduce time + steps x (step overhead + layers x layer overhead)
                + (sequence, step) pairs x host overhead per sequence
                + host-link reads + time of models run beside the target (side_s)
     time     = max(GPU time, (sequence, step) pairs x front-end work per token)
+
+F_dense and W_dense are the matmul FLOPs and weight bytes outside the routed experts (attention
+projections, dense and shared-expert FFNs, the LM head), F_exp and W_exp those of the routed experts the
+step's tokens touch (the grouped GEMM: its own kernels, at the expert efficiency, a share of the dense
+rates), F_attn the score and value FLOPs and KV the cache bytes read and written. The MoE layer overhead is
+the fixed cost of each MoE layer's routing, top-k, token sort and combine kernels in each step.
 
 The front end (API server: detokenizing, streaming) runs in its own process beside the engine,
 so it bounds a step rather than adding to it.
@@ -13,8 +25,9 @@ so it bounds a step rather than adding to it.
 Work is per GPU: tensor parallel divides FLOPs and weight bytes by tp (KV bytes per GPU follow
 the head split); with data-parallel attention the work passed in is one rank's. The levers that
 are on (:attr:`core.spec.deployment.Deployment.lever_models`) add their own work (:class:`StepWork`:
-FLOPs, bytes, host reads) through :meth:`core.levers.base.Lever.step_work`; this module never names
-a lever and never imports :mod:`core.levers`. Every function accepts numpy arrays and broadcasts them.
+FLOPs, bytes, host reads) to the dense GEMMs through :meth:`core.levers.base.Lever.step_work`; this
+module never names a lever and never imports :mod:`core.levers`. Every function accepts numpy arrays
+and broadcasts them.
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ from core.spec.precision import ACTIVATION_PRECISION
 from core.spec.support import matmul_peak as matmul_peak_for
 from core.timing.comm import comm_seconds
 from core.timing.host_link import host_read_seconds
+from core.timing.kernel_speed import kernel_speed
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
@@ -64,11 +78,31 @@ class PhaseTime:
     """Models run beside the target in the same steps (a speculative proposer) [s]."""
     frontend_s: object = 0.0
     """The API server's work on the tokens the phase streams, in its own process [s]."""
+    kernels_s: object = None
+    """The kernel classes' rooflines added up (dense GEMMs + MoE experts + attention) [s]; None: the
+    phase is one roofline, max(compute_s, memory_s)."""
+    moe_s: object = 0.0
+    """The part of ``kernels_s`` that is the routed experts' grouped GEMMs and MoE layer overhead [s]."""
+    attention_s: object = 0.0
+    """The part of ``kernels_s`` that is attention: max(score and value FLOPs, KV bytes) [s]."""
+    attention_flops: object = 0.0
+    """The part of ``flops`` that is attention's scores and values [FLOP]."""
+    expert_flops: object = 0.0
+    """The part of ``flops`` that is the routed experts' grouped GEMMs [FLOP]."""
+    expert_bytes: object = 0.0
+    """The part of ``bytes_moved`` that is routed-expert weights [bytes]."""
+
+    @property
+    def kernel_seconds(self):
+        """The GPU kernels' time: each kernel class's roofline, added up."""
+        if self.kernels_s is None:
+            return np.maximum(self.compute_s, self.memory_s)
+        return self.kernels_s
 
     @property
     def gpu_seconds(self):
-        """The engine's time: roofline, all-reduces, step and host overheads, host reads, side models."""
-        return np.maximum(self.compute_s, self.memory_s) + self.comm_s + self.overhead_s + self.host_s + self.side_s
+        """The engine's time: kernels, all-reduces, step and host overheads, host reads, side models."""
+        return self.kernel_seconds + self.comm_s + self.overhead_s + self.host_s + self.side_s
 
     @property
     def seconds(self):
@@ -76,7 +110,12 @@ class PhaseTime:
 
     def per(self, count) -> PhaseTime:
         """Every part divided by ``count`` (e.g. per emitted token of a speculative step)."""
-        return PhaseTime(**{f.name: np.asarray(getattr(self, f.name)) / count for f in dataclasses.fields(self)})
+        return PhaseTime(
+            **{
+                f.name: None if getattr(self, f.name) is None else np.asarray(getattr(self, f.name)) / count
+                for f in dataclasses.fields(self)
+            }
+        )
 
     @property
     def bound(self):
@@ -101,6 +140,36 @@ class Roofline:
         self.attention_peak, _ = dep.gpu.flops_for(ACTIVATION_PRECISION)
         self.levers = dep.lever_models
         self.step_fixed_s = step_fixed_seconds(dep)
+        self.moe_layer_s = dep.model.num_moe_layers * dep.efficiency.moe_layer_overhead_s
+        eff = dep.efficiency
+        self.rates = (
+            self.matmul_peak * eff.compute,
+            self.attention_peak * eff.compute,
+            dep.gpu.memory_bandwidth * eff.bandwidth,
+        )
+        """(matmul FLOP/s, attention FLOP/s, bytes/s) the kernels reach at the constant efficiencies."""
+        self.speed = kernel_speed(dep)
+        moe = dep.model.moe
+        self.expert_tokens = moe.experts_per_token / moe.num_experts if moe is not None else 0.0
+
+    def gemm_parts(self, dense_f, dense_b, expert_f, expert_b, m) -> tuple:
+        """(dense GEMMs' compute, their weight reads, the MoE kernels' compute, their expert reads) [s]
+        for per-GPU FLOPs and bytes of steps of ``m`` tokens: at the measured rates where a table
+        applies (:mod:`core.timing.kernel_speed`), else at the constant efficiencies (MoE: times
+        1 / expert efficiency)."""
+        compute_rate, _, read_rate = self.rates
+        if self.speed.gemm is not None:
+            flops_rate, bytes_rate = self.speed.gemm(m)
+            dense = (dense_f / flops_rate, dense_b / bytes_rate)
+        else:
+            dense = (dense_f / compute_rate, dense_b / read_rate)
+        if not self.expert_tokens:
+            return (*dense, 0.0, 0.0)
+        if self.speed.moe is not None:
+            flops_rate, bytes_rate = self.speed.moe(np.asarray(m, dtype=float) * self.expert_tokens)
+            return (*dense, expert_f / flops_rate, expert_b / bytes_rate)
+        share = self.eff.expert
+        return (*dense, expert_f / compute_rate / share, expert_b / read_rate / share)
 
     def __call__(
         self,
@@ -115,34 +184,51 @@ class Roofline:
         comm_s=None,
         host_bytes=0.0,
         expert_weights=0.0,
+        expert_linear=0.0,
         frontend_steps=None,
     ) -> PhaseTime:
-        """The roofline of given work on one replica: FLOPs and weight bytes of the whole replica (split
+        """The time of given work on one replica: FLOPs and weight bytes of the whole replica (split
         over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps.
         ``sequence_steps`` counts (sequence, step) pairs for the per-sequence host overhead; ``comm_s``
         may pass :func:`comm_seconds` of the same tokens and steps when it is already known;
-        ``host_bytes`` are bytes per GPU read from host memory; ``expert_weights`` is the routed-expert
-        part of ``weights``, read at the expert efficiency; ``frontend_steps`` the (sequence, step) pairs
-        the API server streams when they are not ``sequence_steps`` (with dp > 1 the work is one rank's,
-        the front end streams every rank's). The levers that are on add their work."""
+        ``host_bytes`` are bytes per GPU read from host memory; ``expert_weights`` and ``expert_linear``
+        are the routed-expert parts of ``weights`` and ``linear``, run as the MoE kernels;
+        ``frontend_steps`` the (sequence, step) pairs the API server streams when they are not
+        ``sequence_steps`` (with dp > 1 the work is one rank's, the front end streams every rank's).
+        The levers that are on add their work to the dense GEMMs."""
         dep, gpu, eff, tp = self.dep, self.gpu, self.eff, self.tp
         linear, weights, host = self._with_levers(linear, weights, host_bytes, tokens, sequence_steps, steps)
-        linear = np.asarray(linear, dtype=float) / tp
+        expert_f = np.asarray(expert_linear, dtype=float) / tp
+        expert_b = np.asarray(expert_weights, dtype=float) / tp
+        dense_f = np.asarray(linear, dtype=float) / tp - expert_f
+        dense_b = np.asarray(weights, dtype=float) / tp - expert_b
         attention = np.asarray(attention, dtype=float) / tp
-        moved = np.asarray(weights, dtype=float) / tp + kv_per_gpu
-        slow = np.asarray(expert_weights, dtype=float) / tp * (1 / eff.expert - 1)  # expert bytes' extra time
+        _, attention_rate, read_rate = self.rates
+        steps = np.asarray(steps, dtype=float)
+        per_step = np.asarray(tokens, dtype=float) / steps  # the GEMMs' M
+        gemm_f, gemm_b, expert_fs, expert_bs = self.gemm_parts(dense_f, dense_b, expert_f, expert_b, per_step)
+        attention_f, kv_b = attention / attention_rate, kv_per_gpu / read_rate
+        moe_s = np.maximum(expert_fs, expert_bs) + steps * self.moe_layer_s
+        attention_s = np.maximum(attention_f, kv_b)
+        kernels = attention_s + (np.maximum(gemm_f, gemm_b) + moe_s)
         return PhaseTime(
-            compute_s=(linear / self.matmul_peak + attention / self.attention_peak) / eff.compute,
-            memory_s=(moved + slow) / (gpu.memory_bandwidth * eff.bandwidth),
+            compute_s=gemm_f + attention_f + expert_fs,
+            memory_s=gemm_b + kv_b + expert_bs,
             comm_s=comm_seconds(dep, tokens, steps) if comm_s is None else comm_s,
-            overhead_s=np.asarray(steps, dtype=float) * self.step_fixed_s
+            overhead_s=steps * self.step_fixed_s
             + np.asarray(sequence_steps, dtype=float) * eff.per_sequence_overhead_s,
-            flops=linear + attention,
-            bytes_moved=moved,
+            flops=dense_f + expert_f + attention,
+            bytes_moved=dense_b + expert_b + kv_per_gpu,
             kv_bytes=kv_per_gpu,
             host_s=host_read_seconds(gpu, eff, host),
             frontend_s=np.asarray(sequence_steps if frontend_steps is None else frontend_steps, dtype=float)
             * eff.frontend_per_token_s,
+            kernels_s=kernels,
+            moe_s=moe_s,
+            attention_s=attention_s,
+            attention_flops=attention,
+            expert_flops=expert_f,
+            expert_bytes=expert_b,
         )
 
     def _with_levers(self, linear, weights, host_bytes, tokens, sequence_steps, steps):
@@ -156,35 +242,52 @@ class Roofline:
                 host_bytes = work.host_bytes + host_bytes
         return linear, weights, host_bytes
 
-    def step_terms(self, *, linear: float, weights: float, tokens: float, comm_s: float) -> tuple:
+    def step_terms(
+        self,
+        *,
+        linear: float,
+        weights: float,
+        expert_linear: float,
+        expert_weights: float,
+        tokens: float,
+        comm_s: float,
+    ) -> tuple:
         """The scalar parts of one step of ``tokens`` sequences of one new token each, for
-        :meth:`step_times`: (matmul seconds, weight bytes per GPU, seconds added to the roofline,
+        :meth:`step_times`: (dense GEMMs and MoE experts seconds, seconds added to the kernels,
         front-end seconds), with the levers' work."""
         eff, tp = self.eff, self.tp
         linear, weights, host_bytes = self._with_levers(linear, weights, 0.0, tokens, tokens, 1.0)
+        gemm_f, gemm_b, expert_fs, expert_bs = self.gemm_parts(
+            float(linear) / tp - expert_linear / tp,
+            float(weights) / tp - expert_weights / tp,
+            expert_linear / tp,
+            expert_weights / tp,
+            tokens,
+        )
+        dense = max(gemm_f, gemm_b)
+        experts = max(expert_fs, expert_bs) + self.moe_layer_s
         added = (
             comm_s,
             self.step_fixed_s + tokens * eff.per_sequence_overhead_s,
             host_read_seconds(self.gpu, eff, host_bytes),
         )
-        return float(linear) / tp / self.matmul_peak, float(weights) / tp, added, tokens * eff.frontend_per_token_s
+        return dense + experts, added, tokens * eff.frontend_per_token_s
 
     def step_times(self, attention: np.ndarray, kv_per_gpu: np.ndarray, terms: tuple) -> np.ndarray:
         """``self(..., steps=1.0, sequence_steps=tokens, comm_s=comm_s).seconds`` of the work that
         gave ``terms`` (:meth:`step_terms`), one step per entry of ``attention`` and ``kv_per_gpu``
-        [s]: the same arithmetic in the same order, in place on the two arrays (which it uses up),
-        without the other parts of a PhaseTime and without dividing by one or adding terms that
-        are exactly zero (the simulator evaluates it for every run of decode steps)."""
-        matmul_s, weights, added, frontend_s = terms
+        [s]: the same arithmetic, in place on the two arrays (which it uses up), without the other
+        parts of a PhaseTime and without adding terms that are exactly zero (the simulator evaluates
+        it for every run of decode steps)."""
+        gemms_s, added, frontend_s = terms
+        _, attention_rate, read_rate = self.rates
         seconds, memory = attention, kv_per_gpu
         if self.tp != 1:
             seconds /= self.tp
-        seconds /= self.attention_peak
-        seconds += matmul_s
-        seconds /= self.eff.compute
-        memory += weights
-        memory /= self.gpu.memory_bandwidth * self.eff.bandwidth
+        seconds /= attention_rate
+        memory /= read_rate
         np.maximum(seconds, memory, out=seconds)
+        seconds += gemms_s
         for term in added:
             if term:
                 seconds += term

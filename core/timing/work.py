@@ -100,6 +100,14 @@ def rank_linear_flops(dep: Deployment, sequences, new_tokens):
     return own + routed_expert_flops(dep.model, tokens) * _rank_expert_scale(dep)
 
 
+def rank_expert_flops(dep: Deployment, sequences, new_tokens):
+    """The routed-expert part of :func:`rank_linear_flops` [FLOP]: all routes of the replica's tokens,
+    or with dp > 1 the busiest rank's GPUs' share of every rank's routes."""
+    tokens = np.asarray(sequences, dtype=float) * np.asarray(new_tokens, dtype=float)
+    flops = routed_expert_flops(dep.model, tokens)
+    return flops if dep.parallel.dp == 1 else flops * _rank_expert_scale(dep)
+
+
 def experts_touched_fraction(model: ModelSpec, tokens_per_step):
     """Expected fraction of a layer's routed experts that receive at least one of the step's tokens.
 

@@ -95,6 +95,7 @@ def deployment_for(row: Row, catalog: Catalog, efficiency=None) -> Deployment:
         max_num_seqs=whole("max_num_seqs"),
         max_num_batched_tokens=whole("max_num_batched_tokens"),
         release=release,
+        endpoint="offline" if row.get("front_end") == "offline" else row.get("endpoint") or "chat",
         **({"efficiency": efficiency} if efficiency is not None else {}),
     )
     dep = Deployment(
@@ -105,8 +106,6 @@ def deployment_for(row: Row, catalog: Catalog, efficiency=None) -> Deployment:
         parallel=Parallelism(tp=(whole("num_gpus") or 1) // (whole("dp") or 1), dp=whole("dp") or 1),
         engine=engine,
     )
-    if row.get("front_end") == "offline":  # in-process (LLM.generate, trtllm-bench): no API server in the way
-        dep = dep.with_efficiency(frontend_per_token_s=0.0, request_overhead_s=0.0)
     return dep
 
 
@@ -160,7 +159,8 @@ def predict(row: Row, catalog: Catalog, efficiency=None) -> dict[str, float]:
         return {
             "ttft_ms": result.latency.ttft_s / units.MS,
             "tpot_ms": result.latency.tpot_s / units.MS,
-            "output_tokens_per_s": result.throughput.decode_tokens_per_s,
+            # what a one-client benchmark reports: generated tokens over its duration (prefills included)
+            "output_tokens_per_s": result.throughput.output_tokens_per_s,
         }
     if dep.parallel.dp > 1:
         raise NotPredictable(

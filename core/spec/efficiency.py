@@ -1,0 +1,164 @@
+"""How fast an engine runs on a GPU beyond what the datasheet says: the efficiency factors and
+overheads of the timing model, each named, range-checked and sourced, their fitted defaults per GPU
+memory class, and the rules that follow the engine's release and the endpoint a client calls.
+
+The API server between the users and the engine (:func:`resolved`):
+- ``offline``: in-process (vLLM's ``LLM.generate``, ``trtllm-bench``): no API server, so no request
+  overhead, no work per streamed token and no event loop;
+- ``chat`` (/v1/chat/completions): the server renders the chat template; where it does so on its one
+  event loop, synchronously (:attr:`core.spec.release.Release.renders_chat_on_loop`), every request
+  costs the loop ``chat_ingest_s`` one after another (:mod:`core.serving.arrivals`);
+- ``completions`` (/v1/completions, SGLang's /generate): no template.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from core.spec import units
+from core.spec.release import Release, current_release
+
+ENDPOINTS = ("chat", "completions", "offline")
+"""The ways a client reaches the engine (module docstring); ``chat`` unless set."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Efficiency:
+    """Achievable fractions of datasheet peaks and fixed costs: assumptions, shown to the user.
+
+    Defaults (sources in docs/model.md):
+    - compute 0.5: prefill model-FLOPs utilization; Databricks' TTFT figures imply about 48 % of
+      dense BF16 peak on an A100, analytic simulators calibrated on vLLM use 0.38-0.45.
+    - bandwidth 0.75: decode model-bandwidth utilization; Databricks measured 55-60 % on 2-4 GPUs
+      at batch 1 (it falls with TP), single-GPU vLLM decode reaches 65-80 %.
+    - link 0.75: all-reduce bus bandwidth over one-direction link bandwidth (nccl-tests: about
+      370 of 450 GB/s on H100 NVLink, 200-230 of 300 GB/s on A100, 20-25 of 32 GB/s on PCIe 4).
+    - step_overhead_s 0.5 ms and layer_overhead_s 20 us: the fixed cost of an engine step
+      (scheduling, sampling) and the launches of each layer's kernels, as inference-sim calibrates
+      them on vLLM; a step of an 80-layer model costs 0.5 + 80 x 0.02 = 2.1 ms beside its work.
+    - per_sequence_overhead_s None: the engine release's host cost per scheduled sequence
+      (2.5 us where the engine overlaps it with the GPU, :data:`core.spec.release.HOST_COST_PER_SEQUENCE_S`;
+      v0_per_sequence_s in vLLM V0).
+    - request_overhead_s 20 ms, expert 1.0, frontend_per_token_s 0: see each field.
+    - allreduce_latency_s 10 us: fixed cost of one small all-reduce (vLLM's custom all-reduce).
+    """
+
+    compute: float = 0.5
+    bandwidth: float = 0.75
+    link: float = 0.75
+    step_overhead_s: float = 0.5 * units.MS
+    layer_overhead_s: float = 20 * units.US
+    """Kernel launches of one layer in one step (all layers run in every step, across pipeline stages) [s]."""
+    per_sequence_overhead_s: float | None = None
+    """Host-side cost per scheduled sequence per step (scheduling, output handling) [s]; None: the
+    release's (V1, SGLang, TensorRT-LLM: HOST_COST_PER_SEQUENCE_S; vLLM V0: v0_per_sequence_s)."""
+    v0_per_sequence_s: float = 20 * units.US
+    """vLLM V0's host work per scheduled sequence between steps [s]: scheduling, input preparation and
+    output pythonization ran while the GPU waited (about 4 ms per decode step of a few hundred
+    sequences in vllm-project/vllm#6854; fitted per GPU class, docs/accuracy.md)."""
+    request_overhead_s: float = 20 * units.MS
+    """Time from a request's arrival until the engine schedules it: API server, tokenization [s].
+    20 ms: vllm-project/vllm#17866 measured a 21.0 ms median TTFT for 500-token prompts of
+    Llama-3.2-1B at low load (V1, 2025-05), of which the prefill is about 1-2 ms."""
+    chat_ingest_s: float = 0.0
+    """The API server's work per chat request done on its one event loop, one request after another [s]:
+    the chat template rendered synchronously in the request handler (vLLM up to 0.15:
+    ``_preprocess_chat``, entrypoints/openai/serving_engine.py), where the release does so
+    (:attr:`core.spec.release.Release.renders_chat_on_loop`). A burst of N requests reaches the engine
+    after N x this (:mod:`core.serving.arrivals`)."""
+    ingest_serial_s: float | None = None
+    """The serial event-loop work per request in effect [s]; None: the endpoint's and release's rule
+    (:func:`resolved`: ``chat_ingest_s`` for chat requests where the template is rendered on the loop, else 0)."""
+    expert: float = 1.0
+    """The rates the MoE kernels (grouped GEMMs over the routed experts) reach, as a share of the dense
+    GEMMs' compute and bandwidth rates: a few tokens per expert and tensor-split expert matrices run
+    below one large matrix (:mod:`core.timing.roofline`)."""
+    measured_scale: float = 0.0
+    """Scale on the measured kernel rates where a kernel table applies (:mod:`core.timing.kernel_speed`):
+    1 is the kernel as timed alone; 0 (the default) keeps every GPU at the constant efficiencies. The
+    tables are off by default because, held out by source, they predict serving worse than the fitted
+    constants (docs/accuracy.md, "Mechanisms tried and not shipped")."""
+    moe_layer_overhead_s: float = 0.0
+    """Fixed cost of one MoE layer in one step [s]: the router, top-k, token sort and combine kernels
+    around the grouped GEMMs."""
+    frontend_per_token_s: float = 0.0
+    """The API server's work per streamed token (detokenizing, one SSE chunk) [s]. It runs in its
+    own process beside the engine (vLLM V1, SGLang, TensorRT-LLM's server), so a step lasts at
+    least running sequences x this: the ceiling of one front-end process on total tokens/s."""
+    allreduce_latency_s: float = 10.0 * units.US
+
+    def __post_init__(self) -> None:
+        for name in ("compute", "bandwidth", "link", "expert"):
+            value = getattr(self, name)
+            if not 0.01 <= value <= 1.0:
+                raise ValueError(f"efficiency {name} must be between 0.01 and 1, got {value!r}")
+        if not 0 <= self.step_overhead_s <= 1.0:
+            raise ValueError(f"step_overhead_s must be between 0 and 1 s, got {self.step_overhead_s!r}")
+        if not 0 <= self.request_overhead_s <= 10.0:
+            raise ValueError(f"request_overhead_s must be between 0 and 10 s, got {self.request_overhead_s!r}")
+        if not 0 <= self.frontend_per_token_s <= 0.01:
+            raise ValueError(f"frontend_per_token_s must be between 0 and 10 ms, got {self.frontend_per_token_s!r}")
+        if not 0 <= self.v0_per_sequence_s <= 0.01:
+            raise ValueError(f"v0_per_sequence_s must be between 0 and 10 ms, got {self.v0_per_sequence_s!r}")
+        if not 0 <= self.measured_scale <= 2.0:
+            raise ValueError(f"measured_scale must be between 0 and 2, got {self.measured_scale!r}")
+        if not 0 <= self.chat_ingest_s <= 1.0:
+            raise ValueError(f"chat_ingest_s must be between 0 and 1 s, got {self.chat_ingest_s!r}")
+        if self.ingest_serial_s is not None and not 0 <= self.ingest_serial_s <= 1.0:
+            raise ValueError(f"ingest_serial_s must be between 0 and 1 s, got {self.ingest_serial_s!r}")
+        if not 0 <= self.moe_layer_overhead_s <= 0.01:
+            raise ValueError(f"moe_layer_overhead_s must be between 0 and 10 ms, got {self.moe_layer_overhead_s!r}")
+        if not 0 <= self.layer_overhead_s <= 0.01:
+            raise ValueError(f"layer_overhead_s must be between 0 and 10 ms, got {self.layer_overhead_s!r}")
+        if self.per_sequence_overhead_s is not None and not 0 <= self.per_sequence_overhead_s <= 0.01:
+            raise ValueError(
+                f"per_sequence_overhead_s must be between 0 and 10 ms, got {self.per_sequence_overhead_s!r}"
+            )
+        if not 0 <= self.allreduce_latency_s <= 0.1:
+            raise ValueError(f"allreduce_latency_s must be between 0 and 0.1 s, got {self.allreduce_latency_s!r}")
+
+
+CLASS_EFFICIENCY: dict[str, Efficiency] = {
+    # the constants fitted on every source of data/validation (report.json "fit", docs/accuracy.md),
+    # the grid point with the lowest median error over TTFT, TPOT and output throughput per class;
+    # each source's own error is measured with constants fitted without it
+    "hbm": Efficiency(
+        compute=0.5, bandwidth=0.6, frontend_per_token_s=60 * units.US, expert=0.35, v0_per_sequence_s=100 * units.US
+    ),
+    "gddr": Efficiency(
+        compute=0.7, bandwidth=0.7, frontend_per_token_s=60 * units.US, expert=0.35, v0_per_sequence_s=20 * units.US
+    ),
+}
+"""Defaults per GPU memory class; GPUs of no known class (custom ones) get Efficiency()."""
+FALLBACK_EFFICIENCY = Efficiency()
+
+
+def class_efficiency(memory_type: str) -> Efficiency:
+    """The efficiency factors of a GPU memory class ('hbm', 'gddr'), the release's rules not yet applied."""
+    return CLASS_EFFICIENCY.get(memory_type) or FALLBACK_EFFICIENCY
+
+
+def default_efficiency(memory_type: str, release: Release | None = None, endpoint: str = "chat") -> Efficiency:
+    """The efficiency factors a GPU of this memory class gets unless set, with the rules of
+    ``release`` (the current vLLM when None) and ``endpoint``."""
+    return resolved(class_efficiency(memory_type), release, endpoint)
+
+
+def resolved(efficiency: Efficiency, release: Release | None = None, endpoint: str = "chat") -> Efficiency:
+    """``efficiency`` with what it leaves to the release and the endpoint filled in: the host cost per
+    sequence (vLLM V0: ``v0_per_sequence_s``; V1, SGLang, TensorRT-LLM: the release's), and the API
+    server's serial work per request (``chat_ingest_s`` for chat where the release renders the template on
+    its event loop, else 0); ``offline`` (in-process, no API server) has no request overhead, no work
+    per streamed token and no event loop."""
+    release = release or current_release()
+    changes: dict[str, float] = {}
+    if efficiency.per_sequence_overhead_s is None:
+        v0 = release.engine == "vllm" and not release.vllm_v1
+        changes["per_sequence_overhead_s"] = efficiency.v0_per_sequence_s if v0 else release.host_cost_per_sequence_s
+    if endpoint == "offline":
+        changes.update(request_overhead_s=0.0, frontend_per_token_s=0.0, ingest_serial_s=0.0)
+    elif efficiency.ingest_serial_s is None:
+        on_loop = endpoint == "chat" and release.renders_chat_on_loop
+        changes["ingest_serial_s"] = efficiency.chat_ingest_s if on_loop else 0.0
+    return dataclasses.replace(efficiency, **changes) if changes else efficiency
