@@ -111,3 +111,29 @@ def test_a_chat_burst_on_vllm_0_11_waits_for_every_template(deploy):
         slow.with_engine(endpoint="completions"), Traffic(mode="concurrency", concurrency=200), 200, *lengths
     )
     assert np.allclose(completions.ttft, fast.ttft)
+
+
+def test_the_endpoint_travels_in_the_scenario_and_a_wrong_one_is_named(deploy, catalog):
+    from core.spec.deployment import Workload
+    from core.spec.scenario_codec import decode, encode
+
+    dep = deploy(max_model_len=4096).with_engine(endpoint="completions")
+    work = Workload(input_len=100, output_len=10)
+    data = encode(dep, work, catalog)
+    assert data["engine"]["endpoint"] == "completions"
+    assert decode(data, catalog)[0] == dep
+    assert "endpoint" not in encode(deploy(max_model_len=4096), work, catalog).get("engine", {})  # chat: the default
+    data["engine"]["endpoint"] = "grpc"
+    with pytest.raises(ValueError, match="endpoint"):
+        decode(data, catalog)
+
+
+def test_the_cli_takes_the_endpoint(cli):
+    import json
+
+    code, out, _ = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--endpoint", "offline", "--json")
+    engine = json.loads(out)["engine"]
+    assert code == 0 and engine["endpoint"] == "offline" and engine["efficiency"]["request_overhead_ms"] == 0.0
+    assert engine["kernel_rates"] == "generic"  # the tables are off unless measured_scale is set
+    code, out, _ = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm")
+    assert code == 0 and "chat endpoint" in out and "kernel rates: generic" in out

@@ -6,10 +6,12 @@ user sets an input (ui.defaults: one rule for every path to a GPU or engine chan
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from core.spec import units
-from core.spec.efficiency import Efficiency, default_efficiency
+from core.spec.efficiency import ENDPOINTS, class_efficiency, default_efficiency
 from core.spec.engine import EngineConfig
 from core.spec.engine_defaults import default_memory_fraction
 from core.spec.gpu import GpuSpec
@@ -55,6 +57,8 @@ EFFICIENCY_SLIDERS = (
     ("layer_overhead_s", "eff_layer", "layer_overhead", 0.0, 200.0, 1.0, units.US),
     ("per_sequence_overhead_s", "eff_seq", "per_sequence", 0.0, 500.0, 0.5, units.US),
     ("frontend_per_token_s", "eff_frontend", "frontend", 0.0, 500.0, 5.0, units.US),
+    ("moe_layer_overhead_s", "eff_moe_layer", "moe_layer", 0.0, 500.0, 5.0, units.US),
+    ("chat_ingest_s", "eff_chat", "chat_ingest", 0.0, 50.0, 0.5, units.MS),
 )
 EFFICIENCY_KEYS = tuple(row[1] for row in EFFICIENCY_SLIDERS)
 """Inputs whose default follows the GPU class and the engine release (:mod:`ui.defaults`)."""
@@ -87,6 +91,7 @@ def engine_domains() -> dict[str, str]:
         "mnbt": listed(AUTO, *BATCH_TOKENS),
         "max_seqs": listed(AUTO, *MAX_SEQS),
         "block": listed(AUTO, *BLOCK_SIZES),
+        "endpoint": listed(*ENDPOINTS),
         "max_model_len": f"{AUTO}, {LENGTHS[0]:,}-{LENGTHS[-1]:,} " + t("link.on_steps"),
     } | {key: f"{low:g}-{high:g}" for _, key, _, low, high, _, _ in EFFICIENCY_SLIDERS}
 
@@ -149,6 +154,14 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
     block = st.selectbox(
         "block_size", [AUTO, *BLOCK_SIZES], key="block", bind="query-params", help=t("engine.block_help")
     )
+    endpoint = st.selectbox(
+        t("engine.endpoint"),
+        list(ENDPOINTS),
+        format_func=lambda name: t(f"engine.endpoint_{name}"),
+        key="endpoint",
+        bind="query-params",
+        help=t("engine.endpoint_help"),
+    )
     class_defaults = default_efficiency(gpu.memory_type, release)
     chosen = {
         field: unit
@@ -166,9 +179,13 @@ def engine_inputs(model: ModelSpec, gpu: GpuSpec, tp: int) -> EngineConfig | str
             max_num_batched_tokens=None if batched == AUTO else batched,
             max_num_seqs=None if seqs == AUTO else seqs,
             block_size=None if block == AUTO else block,
+            endpoint=endpoint,
             # none set: the GPU class's defaults travel as None, so a deployment moved to another GPU
-            # (a fix, the search) takes that GPU's class defaults, as the sidebar would
-            efficiency=Efficiency(**chosen) if any(defaults.is_set(key) for key in EFFICIENCY_KEYS) else None,
+            # (a fix, the search) takes that GPU's class defaults, as the sidebar would; one set: the
+            # class's defaults with the sliders' values (the factors without a slider keep theirs)
+            efficiency=dataclasses.replace(class_efficiency(gpu.memory_type), **chosen)
+            if any(defaults.is_set(key) for key in EFFICIENCY_KEYS)
+            else None,
         )
     except ValueError as err:
         return str(err)

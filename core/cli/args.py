@@ -20,6 +20,7 @@ from core.spec import units
 from core.spec.catalog import Catalog, resolve, resolve_gpu, resolve_model
 from core.spec.cluster import DEFAULT_INTER_NODE, GPUS_PER_NODE, INTER_NODE_LINKS
 from core.spec.deployment import Deployment
+from core.spec.efficiency import ENDPOINTS
 from core.spec.engine import EngineConfig, Parallelism
 from core.spec.engine_defaults import sized_max_model_len
 from core.spec.gpu import GpuSpec
@@ -73,6 +74,13 @@ def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default:
         help="its release, e.g. 0.6.3 or 0.19.1 (default: the newest checked against start-up logs, "
         + ", ".join(f"{ENGINES[e]} {v}" for e, v in CURRENT.items())
         + f"; vLLM releases after {NEWEST['vllm']} are refused)",
+    )
+    parser.add_argument(
+        "--endpoint",
+        choices=list(ENDPOINTS),
+        default="chat",
+        help="how clients reach the engine: chat (/v1/chat/completions), completions (/v1/completions), "
+        "offline (in-process, no API server); default chat",
     )
     parser.add_argument(
         "--gpu-memory-utilization",
@@ -202,6 +210,7 @@ def deployment_from_args(
             max_num_batched_tokens=args.max_num_batched_tokens,
             max_num_seqs=args.max_num_seqs,
             block_size=args.block_size,
+            endpoint=getattr(args, "endpoint", "chat"),
         ),
         levers=levers_from_args(args, catalog),
         inter_node=args.inter_node,

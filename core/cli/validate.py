@@ -56,6 +56,8 @@ SCOPES = (
     ("held_out", "held out by source (headline)"),
     ("held_out_by_engine", "held out, by engine"),
     ("held_out_by_class", "held out, by GPU memory class"),
+    ("held_out_by_traffic", "held out, by traffic kind"),
+    ("held_out_by_architecture", "held out, dense and MoE"),
     ("in_sample", "in sample (defaults fitted on every source)"),
 )
 

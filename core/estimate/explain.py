@@ -4,8 +4,9 @@ formula, evaluated with the values shown, gives the number the dashboard shows.
 
 Time follows :mod:`core.estimate.result` and the roofline of :mod:`core.timing.roofline`:
 
-    step time = max(FLOPs / (peak x compute eff.), bytes / (bandwidth x bandwidth eff.))
-                + all-reduce + overheads (+ host reads, + side models)
+    step time = max(GEMM FLOPs / (peak x compute eff.), weight bytes / (bandwidth x bandwidth eff.))
+                + max(attention FLOPs / (16-bit peak x compute eff.), KV bytes / (bandwidth x bandwidth eff.))
+                + MoE experts' kernels + all-reduce + overheads (+ host reads, + side models)
     TPOT      = one decode step of R running sequences (per emitted token)
     TTFT      = (k - 1) x E2E(R) + request overhead + prefill of R prompts,  k = ceil(B / R)
     E2E       = TTFT + (O - 1) x TPOT;   output tokens/s = B x O / E2E

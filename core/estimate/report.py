@@ -15,6 +15,7 @@ from core.memory.state import state_bytes_per_request
 from core.messages import duration
 from core.spec import units
 from core.spec.deployment import Deployment
+from core.spec.efficiency import efficiency_fields
 from core.spec.engine import Parallelism
 from core.spec.gpu import GpuSpec
 from core.spec.mixers import LayerKind
@@ -22,6 +23,7 @@ from core.spec.model import AttentionKind, ModelSpec
 from core.spec.params import parameter_counts
 from core.spec.precision import KV_PRECISIONS
 from core.spec.support import attention_backend
+from core.timing.kernel_speed import kernel_speed
 
 
 def _gib(value: float) -> float:
@@ -70,16 +72,10 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "kv_sizing": m.sizing,
             # vLLM's backend names; SGLang and TensorRT-LLM pick their own kernels (not modelled)
             "attention_backend": attention_backend(d.gpu, d.model, d.kv) if d.engine.release.engine == "vllm" else None,
-            "efficiency": {
-                "compute": d.efficiency.compute,
-                "bandwidth": d.efficiency.bandwidth,
-                "link": d.efficiency.link,
-                "step_overhead_ms": _ms(d.efficiency.step_overhead_s),
-                "layer_overhead_us": d.efficiency.layer_overhead_s / units.US,
-                "per_sequence_overhead_us": d.efficiency.per_sequence_overhead_s / units.US,
-                "frontend_per_token_us": d.efficiency.frontend_per_token_s / units.US,
-                "request_overhead_ms": _ms(d.efficiency.request_overhead_s),
-            },
+            "efficiency": efficiency_fields(d.efficiency),
+            "endpoint": d.engine.endpoint,
+            "kernel_rates": kernel_speed(d).tier,
+            "kernel_rates_source": kernel_speed(d).source or None,
         },
         "memory_per_gpu": {
             "capacity_gib": _gib(m.capacity),
@@ -149,7 +145,9 @@ def format_estimate(e: Estimate) -> str:
         f"weights {d.weights.label}, KV {d.kv.label}",
         f"workload: batch {e.workload.batch} x ({e.workload.input_len} prompt + "
         f"{e.workload.output_len} answer) tokens, max_model_len {d.max_model_len}",
-        f"engine: {d.engine.release.name} (its memory accounting, defaults and host costs)",
+        f"engine: {d.engine.release.name} (its memory accounting, defaults and host costs),"
+        f" {d.engine.endpoint} endpoint",
+        f"kernel rates: {kernel_speed(d).label}",
         f"KV sizing: {SIZING_TEXT[e.memory.sizing]}",
         f"fits: {'yes' if e.fits else 'NO'}",
         "",

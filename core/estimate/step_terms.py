@@ -6,7 +6,11 @@ where decode turns compute-bound (the Learn page's chart).
     expert extra  = routed experts read below bandwidth efficiency (MoE)
     compute       = F(B) / (P x compute eff.)          grows with B
     fixed         = all-reduce + step overheads (+ host reads, + side models)
-    step          = max(compute, weight + KV reads + expert extra) + fixed   (= TPOT at that batch)
+    step          = max(GEMMs' compute, weight reads) + max(attention's compute, KV reads)
+                    + MoE experts' kernels + fixed                              (= TPOT at that batch)
+
+(each kernel class's roofline, added up: :mod:`core.timing.roofline`); the memory line is every
+read at once, which the step reaches where every class is bound by its reads.
 
 Computed by the same :func:`core.timing.phases.decode_step_time` as every TPOT, over an array of
 batch sizes at once, so the step line at the scenario's batch is the Explorer's TPOT.

@@ -16,7 +16,8 @@ __all__ = [
     "cluster",  # GPUs per server and the inter-node link (InfiniBand, RoCE, Ethernet)
     "deployment",  # Deployment (a model on GPUs), Workload, decode_context
     "display_name",  # clean_name: the one cleaning and length limit for names from outside
-    "engine",  # Parallelism, Efficiency, EngineConfig, the tensor-parallel split rule
+    "efficiency",  # Efficiency, its fitted defaults per GPU class, the release's and endpoint's rules (resolved)
+    "engine",  # Parallelism, EngineConfig (endpoint included), the tensor-parallel split rule
     "engine_defaults",  # each engine's default flags by release (memory fraction, batch limits, block size)
     "gpu",  # GpuSpec
     "gpu_names",  # GPU names as people type them (h100, rtx4090, H100 80GB): find_gpus, match_gpu

@@ -162,3 +162,22 @@ def resolved(efficiency: Efficiency, release: Release | None = None, endpoint: s
         on_loop = endpoint == "chat" and release.renders_chat_on_loop
         changes["ingest_serial_s"] = efficiency.chat_ingest_s if on_loop else 0.0
     return dataclasses.replace(efficiency, **changes) if changes else efficiency
+
+
+def efficiency_fields(eff: Efficiency) -> dict[str, float]:
+    """The factors in effect as ``estimate --json`` shows them (ms and us where those read better)."""
+    fields = {
+        "compute": eff.compute,
+        "bandwidth": eff.bandwidth,
+        "link": eff.link,
+        "step_overhead_ms": eff.step_overhead_s / units.MS,
+        "layer_overhead_us": eff.layer_overhead_s / units.US,
+        "per_sequence_overhead_us": (eff.per_sequence_overhead_s or 0.0) / units.US,
+        "frontend_per_token_us": eff.frontend_per_token_s / units.US,
+        "request_overhead_ms": eff.request_overhead_s / units.MS,
+        "ingest_serial_ms": (eff.ingest_serial_s or 0.0) / units.MS,
+        "expert": eff.expert,
+        "moe_layer_overhead_us": eff.moe_layer_overhead_s / units.US,
+        "measured_scale": eff.measured_scale,
+    }
+    return {name: round(value, 6) for name, value in fields.items()}

@@ -19,8 +19,7 @@ step's tokens touch (the grouped GEMM: its own kernels, at the expert efficiency
 rates), F_attn the score and value FLOPs and KV the cache bytes read and written. The MoE layer overhead is
 the fixed cost of each MoE layer's routing, top-k, token sort and combine kernels in each step.
 
-The front end (API server: detokenizing, streaming) runs in its own process beside the engine,
-so it bounds a step rather than adding to it.
+The front end (API server: detokenizing, streaming) runs in its own process: it bounds a step.
 
 Work is per GPU: tensor parallel divides FLOPs and weight bytes by tp (KV bytes per GPU follow
 the head split); with data-parallel attention the work passed in is one rank's. The levers that

@@ -120,6 +120,8 @@ def measured(row: Row) -> dict[str, float]:
             value = row.number("itl_ms_mean")
         if value is not None:
             values[metric] = value
+    if (p99 := row.number("ttft_ms_p99")) is not None:
+        values["ttft_p99_ms"] = p99
     return values
 
 
@@ -178,6 +180,7 @@ def predict(row: Row, catalog: Catalog, efficiency=None) -> dict[str, float]:
     sim = simulate(dep, traffic, count, prompts, answers)
     return {
         "ttft_ms": float(np.median(sim.ttft)) / units.MS,
+        "ttft_p99_ms": float(np.percentile(sim.ttft, 99)) / units.MS,
         "tpot_ms": float(np.median(sim.tpot)) / units.MS,
         "output_tokens_per_s": sim.output_tokens_per_s,
     }
@@ -198,18 +201,28 @@ def compare_all(rows=None, efficiency_by_class=None) -> list[Comparison]:
     return out
 
 
+def traffic_kind(row: Row) -> str:
+    """'single' (one client), 'all_at_once', 'concurrency' (closed loop) or 'rate' (open loop)."""
+    if row.get("kind") == "single_stream" or row.get("traffic") == "single":
+        return "single"
+    return row.get("traffic") or "?"
+
+
 def summary(comparisons: list[Comparison], by: str = "metric") -> dict[str, dict[str, float]]:
-    """Median and P90 absolute percentage error per metric; ``by`` 'class' (GPU memory class) or
-    'engine' splits each metric further ("tpot_ms / hbm")."""
+    """Median and P90 absolute percentage error per metric; ``by`` 'class' (GPU memory class),
+    'engine', 'traffic' (:func:`traffic_kind`) or 'architecture' (dense / moe) splits each metric
+    further ("tpot_ms / hbm")."""
     catalog = load_catalog()
     groups: dict[str, list[float]] = {}
+    split = {
+        "class": lambda row: catalog.gpu(row.get("gpu")).memory_type,
+        "engine": lambda row: row.get("engine") or "?",
+        "traffic": traffic_kind,
+        "architecture": lambda row: "moe" if catalog.model(row.get("model")).moe is not None else "dense",
+    }.get(by)
     for c in comparisons:
         for metric, error in c.errors.items():
-            key = metric
-            if by == "class":
-                key = f"{metric} / {catalog.gpu(c.row.get('gpu')).memory_type}"
-            elif by == "engine":
-                key = f"{metric} / {c.row.get('engine') or '?'}"
+            key = metric if split is None else f"{metric} / {split(c.row)}"
             groups.setdefault(key, []).append(abs(error))
     return {
         k: {"rows": len(v), "median_ape": float(np.median(v)), "p90_ape": float(np.percentile(v, 90))}
@@ -230,4 +243,6 @@ def source_summary(comparisons: list[Comparison]) -> dict[str, dict[str, float]]
     }
 
 
-SPEED_METRICS = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
+SPEED_METRICS = ("ttft_ms", "ttft_p99_ms", "tpot_ms", "output_tokens_per_s")
+"""The speed metrics scored and fitted: TTFT's median and its P99 apart (an offset on every request and a
+slow prefill give the same median but different tails), TPOT and output tokens/s."""

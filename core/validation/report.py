@@ -58,6 +58,8 @@ def build_report(in_sample: list[Comparison], held: HeldOut | None) -> dict:
             "held_out_by_source": source_summary(held.comparisons),
             "held_out_by_engine": summary(held.comparisons, by="engine"),
             "held_out_by_class": summary(held.comparisons, by="class"),
+            "held_out_by_traffic": summary(held.comparisons, by="traffic"),
+            "held_out_by_architecture": summary(held.comparisons, by="architecture"),
         }
         report["fit"] = {
             "fitted_fields": {k: list(v) for k, v in FITTED.items()},
