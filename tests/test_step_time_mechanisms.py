@@ -137,3 +137,27 @@ def test_the_cli_takes_the_endpoint(cli):
     assert engine["kernel_rates"] == "generic"  # the tables are off unless measured_scale is set
     code, out, _ = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm")
     assert code == 0 and "chat endpoint" in out and "kernel rates: generic" in out
+
+
+def test_the_fit_only_varies_what_can_change_a_row_and_leans_to_physical_values():
+    from core.validation.dataset import Row
+    from core.validation.grouped import FITTED, PHYSICAL, PULL, _relevant, pull
+
+    def row(**fields):
+        base = {"engine": "vllm", "engine_version": "0.11.0", "model": "qwen3-14b", "endpoint": "chat"}
+        return Row(fields=base | fields)
+
+    assert _relevant("chat_ingest_s", row())
+    assert not _relevant("chat_ingest_s", row(endpoint="completions"))
+    assert not _relevant("chat_ingest_s", row(engine_version="0.17.1"))  # rendered off the loop
+    assert not _relevant("chat_ingest_s", row(front_end="offline"))
+    assert _relevant("chat_ingest_s", row(engine="sglang", engine_version="0.5.3"))
+    assert not _relevant("moe_layer_overhead_s", row()) and _relevant(
+        "moe_layer_overhead_s", row(model="qwen3-30b-a3b")
+    )
+    assert set(PHYSICAL) == set(FITTED) and len(FITTED) * 2 <= 15  # at most 15 named coefficients
+    assert pull(PHYSICAL) == 0.0
+    far = {name: max(values, key=lambda v: abs(v - PHYSICAL[name])) for name, values in FITTED.items()}
+    assert pull(far) == pytest.approx(
+        PULL * sum(abs(far[n] - PHYSICAL[n]) / (max(v) - min(v)) for n, v in FITTED.items())
+    )

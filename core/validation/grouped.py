@@ -7,8 +7,12 @@ held-out predictions measure generalization rather than memory of a document. Me
 fitted (they are the engines' own accounting), so their held-out prediction is the default one.
 
 The fit: for each class, the grid point (:func:`grid_points`) with the lowest median absolute
-percentage error over the TTFT, TPOT and output-throughput rows of that class in the training
-groups (all classes' rows when the class has fewer than :data:`MIN_CLASS_ROWS`). Predictions at
+percentage error over the TTFT (median and P99), TPOT and output-throughput rows of that class in
+the training groups (all classes' rows when the class has fewer than :data:`MIN_CLASS_ROWS`), plus a
+small pull toward each constant's physical starting value (:func:`pull`). Seven named constants per
+class, fourteen in all, each a coefficient on a physical term (compute and bandwidth rates, the
+MoE kernels' share and fixed cost per layer, the API server per streamed token and per chat request,
+vLLM V0's host work per sequence); none per row, document, model or GPU. Predictions at
 every grid point are computed once (:func:`grid_predictions`, each row only at the combinations of
 the constants that can change it); each fold is then an argmin over that table.
 """
@@ -145,10 +149,39 @@ def _error_table(rows, predictions, metrics):
     return table, np.array([i for i, _, _ in pairs], dtype=int)
 
 
-def _best(table, mask):
+PHYSICAL: dict[str, float] = {
+    "compute": 0.5,
+    "bandwidth": 0.75,
+    "frontend_per_token_s": 0.0,
+    "expert": 1.0,
+    "moe_layer_overhead_s": 0.0,
+    "chat_ingest_s": 0.0,
+    "v0_per_sequence_s": 20e-6,
+}
+"""Each fitted field's starting value with a source (docs/model.md, "Default assumptions"): the point
+the fit is pulled toward."""
+PULL = 0.002
+"""Median APE a field's move from its starting value to the far end of its grid must buy (0.2
+percentage points), so a fit that gains nothing keeps the physical value rather than a grid edge."""
+
+
+def pull(point: dict[str, float]) -> float:
+    """The regularization of a grid point: PULL x the summed distances of its fields from their
+    starting values, each as a share of its grid's span."""
+    total = 0.0
+    for name, value in point.items():
+        values = FITTED[name]
+        span = max(values) - min(values)
+        total += abs(value - PHYSICAL[name]) / span if span else 0.0
+    return PULL * total
+
+
+def _best(table, mask, penalty=None):
     if not mask.any():
         return None
     scores = np.nanmedian(table[:, mask], axis=1)
+    if penalty is not None:
+        scores = scores + penalty
     return int(np.nanargmin(scores))
 
 
@@ -166,6 +199,7 @@ def leave_one_source_out(rows=None, workers: int | None = None) -> HeldOut:
         return {m: v for m, v in defaults[id(row)].measured.items() if m in SPEED_METRICS}
 
     table, owner = _error_table(speed_rows, predictions, speed_measured)
+    penalty = np.array([pull(point) for point in points])
     groups = np.array([r.group for r in speed_rows])[owner]
     classes = np.array([catalog.gpu(r.get("gpu")).memory_type for r in speed_rows])[owner]
 
@@ -175,7 +209,7 @@ def leave_one_source_out(rows=None, workers: int | None = None) -> HeldOut:
             mask = train_mask & (classes == cls)
             if mask.sum() < MIN_CLASS_ROWS:
                 mask = train_mask
-            out[cls] = _best(table, mask)
+            out[cls] = _best(table, mask, penalty)
         return out
 
     everything = fit(np.ones(len(owner), dtype=bool))
