@@ -12,6 +12,7 @@ from core.estimate.result import estimate
 from core.memory.activations import FP32_BYTES, GATED_FFN_ACTIVATIONS, HIDDEN_ACTIVATIONS, SAMPLER_LOGIT_COPIES
 from core.memory.weights import parameter_counts, weight_bytes
 from core.spec.deployment import Workload
+from core.timing.roofline import Roofline
 
 CASES = [  # (deploy kwargs, workload): GQA and MHA, MoE and MLA, tp, the three engines, a queue
     (dict(model="llama-3.1-8b", gpu="a10"), Workload(input_len=2048, output_len=512, batch=16)),
@@ -51,8 +52,30 @@ def test_each_value_is_the_number_shown(case):
 
 
 def test_the_step_terms_add_up_to_tpot_and_the_prefill(case):
+    dep = case.deployment
+    eff = dep.efficiency
+    matmul_rate, attention_rate, read_rate = Roofline(dep).rates
     for phase, shown in ((case.latency.decode, case.latency.tpot_s), (case.latency.prefill, None)):
-        total = max(float(phase.compute_s), float(phase.memory_s))
+        # each kernel class's roofline from the FLOPs and bytes the explanation shows, added up
+        kv, attention = float(phase.kv_bytes), float(phase.attention_flops)
+        expert_f, expert_b = float(phase.expert_flops), float(phase.expert_bytes)
+        dense_f = float(phase.flops) - attention - expert_f
+        dense_b = float(phase.bytes_moved) - kv - expert_b
+        gemms = max(dense_f / matmul_rate, dense_b / read_rate)
+        attention_s = max(attention / attention_rate, kv / read_rate)
+        assert float(phase.attention_s) == pytest.approx(attention_s, rel=1e-9)
+        if dep.model.moe is not None:
+            experts = max(expert_f / matmul_rate, expert_b / (read_rate * eff.expert))
+            per_step = dep.model.num_moe_layers * eff.moe_layer_overhead_s  # router, sort, combine
+            fixed = float(phase.moe_s) - experts
+            if shown is not None:  # one decode step
+                assert fixed == pytest.approx(per_step, abs=1e-12)
+            else:  # one per prefill step, at least one step
+                assert fixed >= per_step * (1 - 1e-9)
+        else:
+            assert float(phase.moe_s) == 0.0 and expert_f == expert_b == 0.0
+        assert float(phase.kernel_seconds) == pytest.approx(gemms + attention_s + float(phase.moe_s), rel=1e-9)
+        total = float(phase.kernel_seconds)
         total += sum(float(getattr(phase, f)) for f in ("comm_s", "overhead_s", "host_s", "side_s"))
         total = max(total, float(phase.frontend_s))
         assert total == pytest.approx(float(phase.seconds), rel=1e-12)

@@ -65,7 +65,8 @@ def roofline_chain(phase: PhaseTime, dep) -> tuple[str, str]:
 
     moe_note = (
         rf"\ (T_{{MoE}}:\ {num(expert_flops / 1e9)}\,\text{{GFLOP}},\ {num(expert_bytes / 1e9)}\,\text{{GB of"
-        rf" experts at}}\ \eta_{{exp}} = {eff.expert:.3g},\ {dep.model.num_moe_layers} \times"
+        rf" experts read at}}\ \eta_{{bw}} \eta_{{exp}},\ \eta_{{exp}} = {eff.expert:.3g},"
+        rf"\ {dep.model.num_moe_layers} \times"
         rf" {ms(eff.moe_layer_overhead_s)}\,\text{{ms per step}})"
         if moe_s
         else ""

@@ -71,9 +71,9 @@ class Efficiency:
     """The serial event-loop work per request in effect [s]; None: the endpoint's and release's rule
     (:func:`resolved`: ``chat_ingest_s`` for chat requests where the template is rendered on the loop, else 0)."""
     expert: float = 1.0
-    """The rates the MoE kernels (grouped GEMMs over the routed experts) reach, as a share of the dense
-    GEMMs' compute and bandwidth rates: a few tokens per expert and tensor-split expert matrices run
-    below one large matrix (:mod:`core.timing.roofline`)."""
+    """The bandwidth the MoE kernels (grouped GEMMs over the routed experts the step's tokens touch) reach
+    on the experts' weights, as a share of what the dense GEMMs reach: a few tokens per expert and
+    tensor-split expert matrices read slower than one large matrix (:mod:`core.timing.roofline`)."""
     measured_scale: float = 0.0
     """Scale on the measured kernel rates where a kernel table applies (:mod:`core.timing.kernel_speed`):
     1 is the kernel as timed alone; 0 (the default) keeps every GPU at the constant efficiencies. The

@@ -4,7 +4,7 @@ The kernels of a step run one after another, so each class is bounded by its own
 classes add up (a KV read does not hide under a GEMM's compute):
 
     dense GEMMs  = max(F_dense / (P x compute eff.), W_dense / (BW x bandwidth eff.))
-    MoE experts  = max(F_exp / (P x compute eff. x expert eff.), W_exp / (BW x bandwidth eff. x expert eff.))
+    MoE experts  = max(F_exp / (P x compute eff.), W_exp / (BW x bandwidth eff. x expert eff.))
                    + steps x MoE layers x MoE layer overhead
     attention    = max(F_attn / (P_attn x compute eff.), KV / (BW x bandwidth eff.))
     GPU time = dense GEMMs + MoE experts + attention
@@ -15,9 +15,10 @@ classes add up (a KV read does not hide under a GEMM's compute):
 
 F_dense and W_dense are the matmul FLOPs and weight bytes outside the routed experts (attention
 projections, dense and shared-expert FFNs, the LM head), F_exp and W_exp those of the routed experts the
-step's tokens touch (the grouped GEMM: its own kernels, at the expert efficiency, a share of the dense
-rates), F_attn the score and value FLOPs and KV the cache bytes read and written. The MoE layer overhead is
-the fixed cost of each MoE layer's routing, top-k, token sort and combine kernels in each step.
+step's tokens touch (the grouped GEMMs: their own kernels, reading the experts at the expert efficiency's
+share of the dense bandwidth rate), F_attn the score and value FLOPs and KV the cache bytes read and
+written. The MoE layer overhead is the fixed cost of each MoE layer's routing, top-k, token sort and
+combine kernels in each step.
 
 The front end (API server: detokenizing, streaming) runs in its own process: it bounds a step.
 
@@ -154,8 +155,8 @@ class Roofline:
     def gemm_parts(self, dense_f, dense_b, expert_f, expert_b, m) -> tuple:
         """(dense GEMMs' compute, their weight reads, the MoE kernels' compute, their expert reads) [s]
         for per-GPU FLOPs and bytes of steps of ``m`` tokens: at the measured rates where a table
-        applies (:mod:`core.timing.kernel_speed`), else at the constant efficiencies (MoE: times
-        1 / expert efficiency)."""
+        applies (:mod:`core.timing.kernel_speed`), else at the constant efficiencies (the MoE
+        kernels read the experts at the expert efficiency's share of the dense bandwidth rate)."""
         compute_rate, _, read_rate = self.rates
         if self.speed.gemm is not None:
             flops_rate, bytes_rate = self.speed.gemm(m)
@@ -167,8 +168,7 @@ class Roofline:
         if self.speed.moe is not None:
             flops_rate, bytes_rate = self.speed.moe(np.asarray(m, dtype=float) * self.expert_tokens)
             return (*dense, expert_f / flops_rate, expert_b / bytes_rate)
-        share = self.eff.expert
-        return (*dense, expert_f / compute_rate / share, expert_b / read_rate / share)
+        return (*dense, expert_f / compute_rate, expert_b / read_rate / self.eff.expert)
 
     def __call__(
         self,
