@@ -90,7 +90,10 @@ def test_the_release_and_endpoint_decide_the_serial_work():
     chat = 7 * units.MS
     tuned = dataclasses.replace(class_efficiency("hbm"), chat_ingest_s=chat)
     assert resolved(tuned, parse_release("vllm", "0.11.0"), "chat").ingest_serial_s == chat
-    assert resolved(tuned, parse_release("vllm", "0.16.0"), "chat").ingest_serial_s == 0.0  # off the loop
+    assert resolved(tuned, parse_release("vllm", "0.18.1"), "chat").ingest_serial_s == chat
+    assert resolved(tuned, parse_release("vllm", "0.19.0"), "chat").ingest_serial_s == 0.0  # off the loop
+    assert resolved(tuned, parse_release("sglang", "0.5.21"), "chat").ingest_serial_s == chat
+    assert resolved(tuned, parse_release("sglang", "0.5.22"), "chat").ingest_serial_s == 0.0
     assert resolved(tuned, parse_release("vllm", "0.11.0"), "completions").ingest_serial_s == 0.0
     assert resolved(tuned, parse_release("sglang", "0.5.3"), "chat").ingest_serial_s == chat
     offline = resolved(tuned, parse_release("trtllm", "1.2.0"), "offline")
@@ -149,7 +152,8 @@ def test_the_fit_only_varies_what_can_change_a_row_and_leans_to_physical_values(
 
     assert _relevant("chat_ingest_s", row())
     assert not _relevant("chat_ingest_s", row(endpoint="completions"))
-    assert not _relevant("chat_ingest_s", row(engine_version="0.17.1"))  # rendered off the loop
+    assert _relevant("chat_ingest_s", row(engine_version="0.17.1"))
+    assert not _relevant("chat_ingest_s", row(engine_version="0.19.0"))  # rendered off the loop
     assert not _relevant("chat_ingest_s", row(front_end="offline"))
     assert _relevant("chat_ingest_s", row(engine="sglang", engine_version="0.5.3"))
     assert not _relevant("moe_layer_overhead_s", row()) and _relevant(

@@ -6,8 +6,9 @@ The API server between the users and the engine (:func:`resolved`):
 - ``offline``: in-process (vLLM's ``LLM.generate``, ``trtllm-bench``): no API server, so no request
   overhead, no work per streamed token and no event loop;
 - ``chat`` (/v1/chat/completions): the server renders the chat template; where it does so on its one
-  event loop, synchronously (:attr:`core.spec.release.Release.renders_chat_on_loop`), every request
-  costs the loop ``chat_ingest_s`` one after another (:mod:`core.serving.arrivals`);
+  event loop, synchronously (vLLM before 0.19, SGLang before 0.5.22, TensorRT-LLM:
+  :attr:`core.spec.release.Release.renders_chat_on_loop`), every request costs the loop
+  ``chat_ingest_s`` one after another (:mod:`core.serving.arrivals`);
 - ``completions`` (/v1/completions, SGLang's /generate): no template.
 """
 
@@ -63,10 +64,10 @@ class Efficiency:
     Llama-3.2-1B at low load (V1, 2025-05), of which the prefill is about 1-2 ms."""
     chat_ingest_s: float = 0.0
     """The API server's work per chat request done on its one event loop, one request after another [s]:
-    the chat template rendered synchronously in the request handler (vLLM up to 0.15:
-    ``_preprocess_chat``, entrypoints/openai/serving_engine.py), where the release does so
-    (:attr:`core.spec.release.Release.renders_chat_on_loop`). A burst of N requests reaches the engine
-    after N x this (:mod:`core.serving.arrivals`)."""
+    the chat template rendered synchronously in the request handler (vLLM before 0.19:
+    ``_preprocess_chat``, entrypoints/openai/serving_engine.py; SGLang before 0.5.22; TensorRT-LLM), where
+    the release does so (:attr:`core.spec.release.Release.renders_chat_on_loop`). A burst of N requests
+    reaches the engine after N x this (:mod:`core.serving.arrivals`)."""
     ingest_serial_s: float | None = None
     """The serial event-loop work per request in effect [s]; None: the endpoint's and release's rule
     (:func:`resolved`: ``chat_ingest_s`` for chat requests where the template is rendered on the loop, else 0)."""

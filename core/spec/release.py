@@ -49,9 +49,15 @@ VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS became 1 by default (0.18-0.19 computed
 flag; its log line says 0.21, the 0.20.0 wheel already defaults to it). Before, graphs were
 captured after the KV cache was sized and lived in the (1 - utilization) headroom."""
 
-VLLM_CHAT_OFF_LOOP_FROM = (0, 16, 0)
-"""vLLM renders chat templates off the API server's event loop from 0.16.0 (vllm-project/vllm#34789);
-up to 0.15 ``_preprocess_chat`` (entrypoints/openai/serving_engine.py) ran it synchronously in the handler."""
+CHAT_OFF_LOOP_FROM = {"vllm": (0, 19, 0), "sglang": (0, 5, 22)}
+"""The first release whose OpenAI-compatible server renders chat templates off its event loop, read in
+the release wheels: vLLM 0.19.0 awaits the template through a shared executor (renderers/base.py:85-105,
+renderers/hf.py:618-620; vllm-project/vllm#34789; 0.18.1 still calls safe_apply_chat_template in the
+handler, and 0.11.0's ``_preprocess_chat``, entrypoints/openai/serving_engine.py:791-796, does too);
+SGLang 0.5.22 runs ``_convert_to_internal_request`` in the loop's executor (serving_base.py:92-97; 0.4.0
+to 0.5.21 call it, and ``apply_chat_template``, in the async handler). TensorRT-LLM's ``trtllm-serve``
+renders in ``openai_chat`` on the loop through 1.2 (the change, NVIDIA/TensorRT-LLM#15284, is in no
+release): absent here, so every release of it renders on the loop."""
 
 HOST_COST_PER_SEQUENCE_S = {"v1": 2.5 * units.US}
 """Host work per scheduled sequence per step that the GPU waits for [s], in engines that prepare
@@ -88,9 +94,10 @@ class Release:
     @property
     def renders_chat_on_loop(self) -> bool:
         """Whether the OpenAI-compatible server renders a chat request's template synchronously on its
-        one event loop (:attr:`core.spec.efficiency.Efficiency.chat_ingest_s`): vLLM before
-        :data:`VLLM_CHAT_OFF_LOOP_FROM`, SGLang's and TensorRT-LLM's servers (docs/model.md, "Front end")."""
-        return self.engine != "vllm" or not self.at_least(VLLM_CHAT_OFF_LOOP_FROM)
+        one event loop (:attr:`core.spec.efficiency.Efficiency.chat_ingest_s`): every release before
+        :data:`CHAT_OFF_LOOP_FROM` (docs/model.md, "Front end")."""
+        off = CHAT_OFF_LOOP_FROM.get(self.engine)
+        return off is None or not self.at_least(off)
 
     @property
     def charges_cuda_graphs(self) -> bool:
