@@ -3,7 +3,7 @@ closed loop (a client sends its next request when its last one finishes, after i
 
 Between the user and the engine is the API server (:func:`ingested`): a fixed delay per request
 (network, tokenization, hand-over to the engine) and, where the server does part of every request's
-work on its one event loop (vLLM up to 0.15 renders the chat template there, synchronously), a
+work on its one event loop (vLLM before 0.19 renders the chat template there, synchronously), a
 serial cost per request in arrival order. The loop runs every request handler that is ready before
 the callbacks that submit finished ones, so a request reaches the engine only once the loop has
 rendered every request that arrived while it was being rendered:
