@@ -152,6 +152,7 @@ def test_leave_one_source_out_never_fits_a_source_on_itself(monkeypatch):
         others = [(i, r) for i, r in enumerate(rows) if r.group != c.row.group]
         scores = [
             np.median([abs(e) for i, _ in others for k, e in at[p][i].errors.items() if k in SPEED_METRICS])
+            + grouped.pull(points[p])
             for p in range(len(points))
         ]
         best = int(np.argmin(scores))
