@@ -54,11 +54,11 @@ def curves(dep: Deployment, req: Requirement) -> Curves | None:
     ceiling = min(int((space - longest) // typical) + 1, max_num_seqs) * dep.parallel.dp
     batch = np.unique(np.concatenate((LIGHT_LOADS, np.geomspace(1.0, max(ceiling, 1), GRID_POINTS))))
     t_p, t_p95 = prefill_time(dep, 1, np.array([req.prompt_len, req.p95_prompt])).seconds
-    state = steady_state(dep, batch, req.prompt_len, req.answer_len, prefill_s=float(t_p))
+    state = steady_state(dep, batch, req.prompt_len, req.answer_len)
     return Curves(
         batch=batch,
         ceiling=ceiling,
-        prefill_s=state.prefill_s,
+        prefill_s=float(t_p),  # a stand-alone prefill: what a disaggregated prefill server runs
         prefill_p95_s=float(t_p95),
         decode_s=np.asarray(state.decode_step_s, dtype=float),
         tpot_s=np.asarray(state.tpot_s, dtype=float),
