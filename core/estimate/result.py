@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.estimate.burst import BurstTtft, burst_ttft
 from core.estimate.scope import ClosedLoop, admitted_batch, closed_loop, rounds
 from core.estimate.warnings import estimate_warnings
 from core.memory.budget import GpuMemory, gpu_memory
@@ -74,6 +75,12 @@ class Estimate:
         """The same B as closed-loop clients at steady state (what a serving benchmark measures);
         computed when read, so the estimates that fixes and solvers run by the dozen do not pay for it."""
         return closed_loop(self.deployment, self.workload, self.closed_loop_running)
+
+    @functools.cached_property
+    def burst(self) -> BurstTtft:
+        """Median, P99 and last TTFT of the B requests arriving together as vLLM V1 admits them
+        (:mod:`core.estimate.burst`); computed when read."""
+        return burst_ttft(self)
 
     @property
     def closed_loop_running(self) -> int:
