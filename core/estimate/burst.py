@@ -9,6 +9,7 @@ scheduler, the project's simulator (:func:`core.serving.simulate.simulate`, ever
 same roofline as the static model), on B identical requests of I + O tokens sent at t = 0:
 
     TTFT_i = first token of request i - 0   (request overhead included);  P50, P99 and max over i
+    TPOT_i = (E2E_i - TTFT_i) / (O - 1);  the mean over i (what the benchmark prints as mean TPOT)
 
 Where the simulator does not run (data-parallel attention ranks, more than MAX_SIMULATED requests,
 a request the cache cannot hold) the static rounds model stands in (:mod:`core.estimate.scope`):
@@ -44,6 +45,9 @@ class BurstTtft:
     """"simulator" (V1 admission stepped) or "rounds" (the static model)."""
     preemptions: int = 0
     steps: int = 0
+    tpot_mean_s: float | None = None
+    """Mean per-request TPOT, (E2E - TTFT) / (O - 1), as a benchmark prints it: the first admitted decode
+    while the others' prompts are computed, so it exceeds one decode step of B (None from rounds)."""
 
 
 def burst_ttft(e: Estimate) -> BurstTtft:
@@ -72,6 +76,7 @@ def burst_ttft(e: Estimate) -> BurstTtft:
                 source="simulator",
                 preemptions=int(sim.preemptions),
                 steps=int(sim.steps),
+                tpot_mean_s=float(np.mean(sim.tpot)) if sim.tpot.size else None,
             )
     return _rounds(e)
 
@@ -100,3 +105,19 @@ def burst_line(burst: dict) -> str:
         f"  TTFT  median {duration(burst['median_ms'] * units.MS)}, P99 {duration(burst['p99_ms'] * units.MS)},"
         f" last {duration(burst['last_ms'] * units.MS)}   (as vllm bench serve prints it; {how})"
     )
+
+
+def burst_dict(burst: BurstTtft) -> dict:
+    """The ``burst_ttft`` object of ``python -m core estimate --json`` [ms]."""
+
+    def ms(value: float | None) -> float | None:
+        return None if value is None else round(value / units.MS, 3)
+
+    return {
+        "median_ms": ms(burst.median_s),
+        "p99_ms": ms(burst.p99_s),
+        "last_ms": ms(burst.last_s),
+        "source": burst.source,
+        "preemptions": burst.preemptions,
+        "tpot_mean_ms": ms(burst.tpot_mean_s),
+    }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from core.estimate.burst import burst_line
+from core.estimate.burst import burst_dict, burst_line
 from core.estimate.result import Estimate
 from core.levers.registry import memory_part_labels
 from core.memory.accounting import SIZING_TEXT
@@ -114,13 +114,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "tpot_ms": _ms(e.latency.tpot_s),
             "e2e_ms": _ms(e.latency.e2e_s),
         },
-        "burst_ttft": {  # the same burst as vLLM V1 admits it, TTFT as `vllm bench serve` prints it
-            "median_ms": _ms(e.burst.median_s),
-            "p99_ms": _ms(e.burst.p99_s),
-            "last_ms": _ms(e.burst.last_s),
-            "source": e.burst.source,
-            "preemptions": e.burst.preemptions,
-        },
+        "burst_ttft": burst_dict(e.burst),  # the same burst as vLLM V1 admits it, as `vllm bench serve` prints it
         "closed_loop": {
             "clients": e.closed_loop.clients,
             "running": e.closed_loop.running,
