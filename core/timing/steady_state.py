@@ -156,6 +156,14 @@ def steady_state(dep: Deployment, batch, prompt_len: int, answer_len: int) -> St
     )
 
 
+def prompt_ttft(dep: Deployment, state: SteadyState, prompt_len: int, answer_len: int):
+    """TTFT [s] of one request with a ``prompt_len`` prompt (a P95 one) at the operating point ``state``
+    of the typical requests: the same wait and others' chunks, its own prompt's steps,
+    TTFT(I') = TTFT + t_in(I') - t_in(I)."""
+    _, steps, _ = prompt_in_steps(dep, state.batch, prompt_len, answer_len)
+    return state.ttft_s + steps - state.prompt_steps_s
+
+
 def _operating_point(batch, t_p, t_d, ttft, answer_len: int, dp: int):
     """(E2E, lambda, stable, TPOT) at a given TTFT (module docstring)."""
     if dp == 1:
