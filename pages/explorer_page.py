@@ -46,6 +46,7 @@ show_answer(  # the answer first: verdict, what binds, the cheapest fix and its 
 st.caption(t("explorer.engine", release=dep.engine.release.name))
 st.caption(t(f"memory_release.{mem.sizing}", floor=f"{measured_margin(0.0, dep.gpu.vendor) / units.GiB:g}"))
 
+burst = result.burst  # V1 admission stepped on the burst: median, P99 and last TTFT (core/estimate/burst.py)
 explained = functools.cache(lambda: explain(result))  # built when a popover opens
 headlines = (  # label, the number as shown, its tooltip, its explanation (one click away)
     (t("metric.fits"), t("metric.yes") if result.fits else t("metric.no"), t("metric.fits_help"), "fits"),
@@ -55,7 +56,19 @@ headlines = (  # label, the number as shown, its tooltip, its explanation (one c
         t("metric.max_concurrency_help", tokens=work.request_len),
         "max_concurrency",
     ),
-    ("TTFT", fmt.duration(lat.ttft_s), t("metric.ttft_help", batch=work.batch), "ttft"),
+    (
+        t("metric.ttft_burst"),
+        fmt.duration(burst.median_s),
+        t(
+            "metric.ttft_burst_help",
+            batch=work.batch,
+            median=fmt.duration(burst.median_s),
+            p99=fmt.duration(burst.p99_s),
+            last=fmt.duration(burst.last_s),
+            source=t(f"metric.ttft_source_{burst.source}"),
+        ),
+        "ttft_burst",
+    ),
     ("TPOT", fmt.duration(lat.tpot_s), t("metric.tpot_help"), "tpot"),
     (t("metric.throughput"), fmt.rate(tput.output_tokens_per_s), t("metric.throughput_help"), "throughput"),
     (t("metric.decode_bound"), t(f"bound.{result.bound_decode}"), t("metric.bound_help"), "bound"),

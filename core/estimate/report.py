@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from core.estimate.burst import burst_dict, burst_line
 from core.estimate.result import Estimate
 from core.levers.registry import memory_part_labels
 from core.memory.accounting import SIZING_TEXT
@@ -113,6 +114,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "tpot_ms": _ms(e.latency.tpot_s),
             "e2e_ms": _ms(e.latency.e2e_s),
         },
+        "burst_ttft": burst_dict(e.burst),  # the same burst as vLLM V1 admits it, as `vllm bench serve` prints it
         "closed_loop": {
             "clients": e.closed_loop.clients,
             "running": e.closed_loop.running,
@@ -181,7 +183,9 @@ def format_estimate(e: Estimate) -> str:
         *_mha_lines(d.model, d.parallel.tp, kv["mha_equivalent"], kv["bytes_per_token"] > _own_kv(d)),
         "",
         f"latency and throughput, {e.workload.batch} requests arriving together ({e.running_batch} run at once)",
-        f"  TTFT  {duration(lat['ttft_ms'] * units.MS):>13}   (prefill {data['bound']['prefill']}-bound)",
+        f"  TTFT  {duration(lat['ttft_ms'] * units.MS):>13}   (the last request, in rounds; prefill"
+        f" {data['bound']['prefill']}-bound)",
+        burst_line(data["burst_ttft"]),
         f"  TPOT  {duration(lat['tpot_ms'] * units.MS):>13}   (decode {data['bound']['decode']}-bound)",
         f"  E2E   {duration(lat['e2e_ms'] * units.MS):>13}",
         f"  output {tput['output_tokens_per_s']:10.1f} tokens/s, total {tput['total_tokens_per_s']:.1f} tokens/s",

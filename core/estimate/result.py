@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.estimate.burst import BurstTtft, burst_ttft
 from core.estimate.scope import ClosedLoop, admitted_batch, closed_loop, rounds
 from core.estimate.warnings import estimate_warnings
 from core.memory.budget import GpuMemory, gpu_memory
@@ -73,7 +74,24 @@ class Estimate:
     def closed_loop(self) -> ClosedLoop:
         """The same B as closed-loop clients at steady state (what a serving benchmark measures);
         computed when read, so the estimates that fixes and solvers run by the dozen do not pay for it."""
-        return closed_loop(self.deployment, self.workload, self.running_batch)
+        return closed_loop(self.deployment, self.workload, self.closed_loop_running)
+
+    @functools.cached_property
+    def burst(self) -> BurstTtft:
+        """Median, P99 and last TTFT of the B requests arriving together as vLLM V1 admits them
+        (:mod:`core.estimate.burst`); computed when read."""
+        return burst_ttft(self)
+
+    @property
+    def closed_loop_running(self) -> int:
+        """Requests closed-loop clients keep running at once: V1 admits on a prompt's blocks and
+        preempts when the cache runs out, so a full cache holds requests at their mean length in
+        flight, I + O / 2, not at their last token (at most the clients and max_num_seqs)."""
+        work = self.workload
+        if self.running_batch >= min(work.batch, self.max_running) or self.memory.kv_budget <= 0:
+            return self.running_batch
+        mean = kv_capacity(self.deployment, self.memory.kv_space, work.input_len + work.output_len // 2, work.input_len)
+        return admitted_batch(work.batch, mean.max_concurrency_at_request_len, self.max_running)
 
     @property
     def engine_starts(self) -> bool:

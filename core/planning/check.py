@@ -32,8 +32,7 @@ from core.estimate.scope import admission_wait
 from core.memory.request_kv import own_kv_bytes, shared_kv_bytes
 from core.planning.requirement import Requirement
 from core.spec.deployment import Deployment, Workload
-from core.timing.phases import prefill_time
-from core.timing.steady_state import SteadyState, steady_state
+from core.timing.steady_state import SteadyState, prompt_ttft, steady_state
 
 MARGINAL_RATIO = 0.85
 """A check using more than this share of its limit is marginal: little room for bursts or error."""
@@ -216,12 +215,8 @@ def check(dep: Deployment, req: Requirement) -> Plan:
         Check("kv_cache", kv_need, max(mem.kv_space, 0.0), "bytes"),
     ]
     if req.ttft_slo_s is not None:
-        p95_ttft = (
-            wait
-            + float(prefill_time(dep, 1, req.p95_prompt).seconds)
-            + state.decode_step_s
-            + dep.efficiency.request_overhead_s
-        )
+        # the P95 prompt's own steps at the typical requests' operating point (core.timing.steady_state)
+        p95_ttft = wait + float(prompt_ttft(dep, state, req.p95_prompt, req.answer_len))
         checks.append(Check("ttft", p95_ttft if state.stable else math.inf, req.ttft_slo_s, "s"))
     if req.tpot_slo_s is not None:
         checks.append(Check("tpot", state.tpot_s, req.tpot_slo_s, "s"))

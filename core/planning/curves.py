@@ -14,7 +14,7 @@ from core.memory.request_kv import own_kv_bytes
 from core.planning.requirement import Requirement
 from core.spec.deployment import Deployment
 from core.timing.phases import prefill_time
-from core.timing.steady_state import steady_state
+from core.timing.steady_state import prompt_ttft, steady_state
 
 GRID_POINTS = 160  # batch points from 1
 LIGHT_LOADS = np.geomspace(1e-3, 1.0, 24)  # and below 1: light loads
@@ -28,6 +28,8 @@ class Curves:
     (as the Plan check), at most max_num_seqs per rank; dp x one rank's with data-parallel attention."""
     prefill_s: float
     prefill_p95_s: float
+    ttft_p95_s: np.ndarray
+    """TTFT of a P95 prompt at each batch, with the request overhead (core.timing.steady_state.prompt_ttft) [s]."""
     decode_s: np.ndarray
     tpot_s: np.ndarray
     rate: np.ndarray
@@ -54,12 +56,13 @@ def curves(dep: Deployment, req: Requirement) -> Curves | None:
     ceiling = min(int((space - longest) // typical) + 1, max_num_seqs) * dep.parallel.dp
     batch = np.unique(np.concatenate((LIGHT_LOADS, np.geomspace(1.0, max(ceiling, 1), GRID_POINTS))))
     t_p, t_p95 = prefill_time(dep, 1, np.array([req.prompt_len, req.p95_prompt])).seconds
-    state = steady_state(dep, batch, req.prompt_len, req.answer_len, prefill_s=float(t_p))
+    state = steady_state(dep, batch, req.prompt_len, req.answer_len)
     return Curves(
         batch=batch,
         ceiling=ceiling,
-        prefill_s=state.prefill_s,
+        prefill_s=float(t_p),  # a stand-alone prefill: what a disaggregated prefill server runs
         prefill_p95_s=float(t_p95),
+        ttft_p95_s=np.asarray(prompt_ttft(dep, state, req.p95_prompt, req.answer_len), dtype=float),
         decode_s=np.asarray(state.decode_step_s, dtype=float),
         tpot_s=np.asarray(state.tpot_s, dtype=float),
         rate=np.asarray(state.request_rate, dtype=float),

@@ -19,14 +19,16 @@ def plan_explanations(plan: Plan) -> dict[str, Explanation]:
     state, dep, req = plan.state, plan.deployment, plan.requirement
     request = dep.efficiency.request_overhead_s
     dp = dep.parallel.dp
-    free = state.decode_step_s / state.tpot_s  # the share of steps no rank prefills in (steady_state)
+    free = state.decode_step_s / state.tpot_s  # the share of time no rank spends on prompt chunks (steady_state)
+    # the prompt's own steps and the others' chunks riding in them: TTFT - the rest of the step in progress
+    steps = state.ttft_s - request - state.tpot_s / 2
     source = "core/timing/steady_state.py; docs/model.md, Requirement check"
     share = r"(1 - \lambda t_p)" if dp == 1 else rf"(1 - \lambda t_p / {dp})^{{{dp}}}"
     if plan.queued and not plan.unbounded:  # the engine is full: the wait for a slot comes first
         ttft = Explanation(
             "plan_ttft_queued",
-            r"\text{TTFT} = W + t_p + t_d(B) + T_{request},\quad W = \frac{U \times E2E}{B} - Z - E2E",
-            rf"\text{{TTFT}} = {ms(plan.queue_wait_s)} + {ms(state.prefill_s)} + {ms(state.decode_step_s)}"
+            r"\text{TTFT} = W + \frac{TPOT}{2} + t_{steps} + T_{request},\quad W = \frac{U \times E2E}{B} - Z - E2E",
+            rf"\text{{TTFT}} = {ms(plan.queue_wait_s)} + {ms(state.tpot_s / 2)} + {ms(steps)}"
             rf" + {ms(request)} = {ms(quoted_ttft_s(plan))}\ \text{{ms}}"
             rf"\quad (B = {num(plan.running)},\ E2E = {num(state.engine_e2e_s, 5)}\,\text{{s}})",
             quoted_ttft_s(plan),
@@ -36,8 +38,9 @@ def plan_explanations(plan: Plan) -> dict[str, Explanation]:
     else:
         ttft = Explanation(
             "plan_ttft",
-            r"\text{TTFT} = t_p + t_d(B) + T_{request}",
-            rf"\text{{TTFT}} = {ms(state.prefill_s)} + {ms(state.decode_step_s)} + {ms(request)}"
+            r"\text{TTFT} = \frac{TPOT}{2} + t_{steps} + T_{request},"
+            r"\quad t_{steps} = k\,t_{mix}(B, I/k) + \lambda\,TPOT\,t_p / k",
+            rf"\text{{TTFT}} = {ms(state.tpot_s / 2)} + {ms(steps)} + {ms(request)}"
             rf" = {ms(state.ttft_s)}\ \text{{ms}}",
             state.ttft_s,
             "s",
@@ -47,10 +50,11 @@ def plan_explanations(plan: Plan) -> dict[str, Explanation]:
         "ttft": ttft,
         "tpot": Explanation(
             "plan_tpot",
-            r"\text{TPOT} = \frac{t_d(B)}{" + share + r"},\quad \lambda = \frac{B}{E2E}",
+            r"\text{TPOT} = \frac{t_d(B)}{" + share + r"},\quad \lambda = \frac{B}{E2E},"
+            r"\quad t_p = k\,(t_{mix}(B, I/k) - t_{mix}(B, 0))",
             rf"\text{{TPOT}} = \frac{{{ms(state.decode_step_s)}}}{{{free:.4f}}} = {ms(state.tpot_s)}\ \text{{ms}}"
             rf"\quad (B = {num(state.batch)},\ \lambda = {num(state.request_rate)}/\text{{s}},"
-            rf"\ t_p = {ms(state.prefill_s)}\ \text{{ms}})",
+            rf"\ t_p = {ms(state.prefill_s)}\ \text{{ms}},\ k = {num(state.chunks)})",
             state.tpot_s,
             "s",
             source,

@@ -11,7 +11,8 @@ re-running the model, so a search of tens of thousands of candidates takes a sec
 Aggregated (every replica prefills and decodes, chunked prefill shares its steps):
     per replica load -> B by inverting the monotone curve rate(B) (a rate load) or
     users(B) = B (E2E(B) + T) / engine E2E(B) (users with think time T; N in flight: T = 0)
-    TTFT = t_p(P95 prompt) + t_d(B) + overhead,  TPOT = t_d(B) / (1 - lambda t_p)   (as the Plan check)
+    TTFT = TTFT(B) + t_in(P95) - t_in(I),  TPOT = t_d(B) / (1 - lambda t_p)   (as the Plan check: the prompt
+    rides in decode steps, t_p its chunks' marginal cost, t_in its steps; :mod:`core.timing.steady_state`)
     (dp ranks: TPOT = t_d(B) / (1 - lambda t_p / dp)^dp, :mod:`core.timing.steady_state`); every
     max_num_batched_tokens of the space is tried here, its own shape.
 Disaggregated xPyD (x prefill and y decode instances of the shape, the KV moved between them;
@@ -120,10 +121,9 @@ def _aggregated(index: int, dep: Deployment, req: Requirement, c: Curves, space:
         batch = invert(users / replicas, closed, c.batch)
     ok = np.isfinite(batch) & (batch <= c.ceiling)
     b = np.where(ok, batch, c.batch[-1])
-    decode = np.interp(b, c.batch, c.decode_s)
     tpot = np.interp(b, c.batch, np.where(np.isfinite(c.tpot_s), c.tpot_s, 1e30))
     ok &= tpot < 1e29  # past the batch where arriving prefills take every step
     tpot = np.where(ok, tpot, math.inf)
-    ttft = np.where(ok, c.prefill_p95_s + decode + c.overhead_s, math.inf)
+    ttft = np.where(ok, np.interp(b, c.batch, c.ttft_p95_s), math.inf)
     rate = np.where(ok, np.interp(b, c.batch, c.rate) * replicas, 0.0)
     return columns(index, 0, dep, req, replicas, replicas, np.zeros_like(replicas), b, ttft, tpot, rate, ok)
