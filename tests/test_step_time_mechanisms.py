@@ -165,3 +165,22 @@ def test_the_fit_only_varies_what_can_change_a_row_and_leans_to_physical_values(
     assert pull(far) == pytest.approx(
         PULL * sum(abs(far[n] - PHYSICAL[n]) / (max(v) - min(v)) for n, v in FITTED.items())
     )
+
+
+def test_every_scope_waits_for_the_burst_templates(deploy):
+    from core.estimate.result import estimate
+    from core.spec.deployment import Workload
+
+    base = deploy(max_model_len=4096, release=parse_release("sglang", "0.5.3"))
+    slow = base.with_efficiency(chat_ingest_s=8 * units.MS)
+    work = Workload(input_len=200, output_len=50, batch=100)
+    fast, late = estimate(base, work), estimate(slow, work)
+    # arriving together: all 100 templates are rendered before any request is scheduled
+    assert late.latency.ttft_s - fast.latency.ttft_s == pytest.approx(100 * 8 * units.MS)
+    # the burst the simulator steps: every request waits for them too
+    assert late.burst.median_s - fast.burst.median_s == pytest.approx(0.8, abs=0.05)
+    # clients in a closed loop arrive one at a time: each waits for its own template
+    assert late.closed_loop.ttft_s - fast.closed_loop.ttft_s == pytest.approx(8 * units.MS, rel=0.3)
+    # completions requests have no template
+    plain = estimate(slow.with_engine(endpoint="completions"), work)
+    assert plain.latency.ttft_s == pytest.approx(fast.latency.ttft_s)

@@ -95,7 +95,7 @@ def _rounds(e: Estimate) -> BurstTtft:
 
 
 def _first_round_ttft(e: Estimate) -> float:
-    return float(e.latency.prefill.seconds) + e.deployment.efficiency.request_overhead_s
+    return float(e.latency.prefill.seconds) + e.deployment.efficiency.request_delay_s(e.workload.batch)
 
 
 def burst_line(burst: dict) -> str:

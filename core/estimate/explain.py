@@ -112,7 +112,7 @@ def ttft(result) -> Explanation:
     dep, lat, work = result.deployment, result.latency, result.workload
     running = result.running_batch
     k = math.ceil(work.batch / running)
-    request = dep.efficiency.request_overhead_s
+    request = dep.efficiency.request_delay_s(work.batch)  # overhead + the burst's chat templates on the loop
     prefill_s = float(lat.prefill.seconds)
     waited = lat.ttft_s - request - prefill_s  # (k - 1) rounds of E2E(R)
     e2e_round = waited / (k - 1) if k > 1 else 0.0

@@ -114,7 +114,7 @@ def latency_and_throughput(dep: Deployment, batch, input_len, output_len) -> tup
     """Timings for B requests of I + O tokens; B, I and O may be numpy arrays (they broadcast)."""
     prefill = prefill_time(dep, batch, input_len)
     decode = decode_step_time(dep, batch, decode_context(input_len, output_len))
-    ttft, tpot = prefill.seconds + dep.efficiency.request_overhead_s, decode.seconds
+    ttft, tpot = prefill.seconds + dep.efficiency.request_delay_s(batch), decode.seconds
     e2e = ttft + (output_len - 1) * tpot
     latency = Latency(ttft_s=ttft, tpot_s=tpot, e2e_s=e2e, prefill=prefill, decode=decode)
     throughput = Throughput(
@@ -130,7 +130,9 @@ def arriving_together(dep: Deployment, batch, running, input_len, output_len) ->
     last request waiting ceil(B / R) - 1 rounds of E2E(R) (:mod:`core.estimate.scope`)."""
     latency, throughput = latency_and_throughput(dep, running, input_len, output_len)
     batch = np.asarray(batch, dtype=float)
-    ttft = (rounds(batch, running) - 1) * latency.e2e_s + latency.ttft_s
+    # the whole burst is rendered on the API server's loop before any of it is scheduled
+    waits = dep.efficiency.request_delay_s(batch) - dep.efficiency.request_delay_s(running)
+    ttft = (rounds(batch, running) - 1) * latency.e2e_s + latency.ttft_s + waits
     e2e = ttft + (np.asarray(output_len) - 1) * latency.tpot_s
     latency = Latency(ttft_s=ttft, tpot_s=latency.tpot_s, e2e_s=e2e, prefill=latency.prefill, decode=latency.decode)
     throughput = Throughput(

@@ -69,7 +69,7 @@ def curves(dep: Deployment, req: Requirement) -> Curves | None:
         e2e_s=np.asarray(state.e2e_s, dtype=float),
         engine_e2e_s=np.asarray(state.engine_e2e_s, dtype=float),
         transfer_bytes=float(transfer),
-        overhead_s=dep.efficiency.request_overhead_s,
+        overhead_s=dep.efficiency.request_delay_s(1.0),
     )
 
 

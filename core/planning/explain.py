@@ -17,7 +17,7 @@ MEMORY_KEYS = ("weights", "kv_per_token", "kv_budget", "max_concurrency")
 def plan_explanations(plan: Plan) -> dict[str, Explanation]:
     """TTFT, TPOT and throughput at the plan's operating point, then its memory numbers, by key."""
     state, dep, req = plan.state, plan.deployment, plan.requirement
-    request = dep.efficiency.request_overhead_s
+    request = dep.efficiency.request_delay_s(1.0)
     dp = dep.parallel.dp
     free = state.decode_step_s / state.tpot_s  # the share of time no rank spends on prompt chunks (steady_state)
     # the prompt's own steps and the others' chunks riding in them: TTFT - the rest of the step in progress

@@ -89,6 +89,12 @@ class Efficiency:
     least running sequences x this: the ceiling of one front-end process on total tokens/s."""
     allreduce_latency_s: float = 10.0 * units.US
 
+    def request_delay_s(self, together=1.0):
+        """From a request's send to the engine scheduling it [s]: the request overhead, plus the event
+        loop's serial work for the ``together`` requests sent at once (a burst of B waits for B chat
+        templates before any is scheduled, :mod:`core.serving.arrivals`); arrays broadcast."""
+        return self.request_overhead_s + (self.ingest_serial_s or 0.0) * together
+
     def __post_init__(self) -> None:
         for name in ("compute", "bandwidth", "link", "expert"):
             value = getattr(self, name)

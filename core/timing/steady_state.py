@@ -127,7 +127,7 @@ def steady_state(dep: Deployment, batch, prompt_len: int, answer_len: int) -> St
     ``batch`` may be a numpy array; every field is then an array of the same shape.
     """
     batch = np.asarray(batch, dtype=float)
-    overhead = dep.efficiency.request_overhead_s
+    overhead = dep.efficiency.request_delay_s(1.0)  # each request alone through the API server's loop
     dp = dep.parallel.dp
     t_p, t_in, k = prompt_in_steps(dep, batch, prompt_len, answer_len)
     t_d = decode_step_time(dep, np.maximum(batch, 1.0), decode_context(prompt_len, answer_len)).seconds
