@@ -23,7 +23,17 @@ import numpy as np
 from core.spec.deployment import Deployment
 
 WATERMARK = 0.01
-"""Share of KV blocks admissions leave free for running requests to grow (vLLM V0's default)."""
+"""Share of KV blocks admissions leave free for running requests to grow: vLLM V0's
+``CacheConfig``/``SchedulerConfig`` default (0.01). Kept for SGLang and TensorRT-LLM, whose schedulers
+reserve room by other rules (SGLang's ``new_token_ratio``, TensorRT-LLM's capacity policy) not modelled."""
+WATERMARK_V1 = 0.0
+"""vLLM V1 (0.8+) admits into every free block: its scheduler has no watermark (vLLM 0.11.0's
+v1/core/sched/scheduler.py; ``SchedulerConfig.watermark = 0.0`` in 0.34.0)."""
+
+
+def watermark(dep: Deployment) -> float:
+    """Share of KV blocks admissions leave free for the release of ``dep``'s engine."""
+    return WATERMARK_V1 if dep.engine.release.vllm_v1 else WATERMARK
 
 
 class Engine:
@@ -34,6 +44,7 @@ class Engine:
         self.prompt, self.answer, self.blocks, self.capacity = prompt, answer, blocks, capacity
         self.hit, self.shared = hit, shared
         self.token_budget, self.max_seqs = dep.batch_limits
+        self.reserve = watermark(dep) * capacity  # blocks admissions leave free
         self.cached = np.zeros(count, dtype=np.int64)
         self.target = prompt.copy()  # tokens to prefill before decoding (prompt, plus output after a preemption)
         self.generated = np.zeros(count, dtype=np.int64)
@@ -127,7 +138,7 @@ class Engine:
             r = self.waiting[0]
             if self.cached[r] == 0 and self.held[r] == 0:
                 self.cached[r], self.held[r] = self.hit[r], self.shared[r]
-            room = self.capacity - self.used - WATERMARK * self.capacity
+            room = self.capacity - self.used - self.reserve
             size, new_held = self._fit_chunk(r, min(int(self.target[r] - self.cached[r]), free_slots), room)
             if size == 0:
                 break
