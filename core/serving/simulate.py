@@ -97,8 +97,9 @@ def simulate(
             clock = arrivals.upcoming
             continue
         decoding, preempted = engine.schedule_decodes()
-        chunks, free_slots = engine.continue_prefills(engine.token_budget - decoding.size)
-        if not preempted:  # like vLLM: no admissions in a step that had to preempt
+        free_slots = engine.token_budget - decoding.size
+        chunks, free_slots = engine.continue_prefills(free_slots) if engine.prefilling else ([], free_slots)
+        if engine.waiting and not preempted:  # like vLLM: no admissions in a step that had to preempt
             engine.admit(free_slots, chunks)
         if decoding.size == 0 and not chunks:
             # partial prefills filled the cache and none can continue: preempt the newest, as vLLM does
@@ -106,18 +107,15 @@ def simulate(
             continue
         if not chunks and decoding.size == len(engine.running):
             # decode-only steps repeat until something changes: take them at once
-            durations = timer.decode_run(
-                engine.cached[decoding],
-                engine.answer[decoding] - engine.generated[decoding],
-                arrivals.upcoming - clock,
-                engine.used,
-            )
+            remaining = engine.answer[decoding] - engine.generated[decoding]
+            durations = timer.decode_run(engine.decoding_cached, remaining, arrivals.upcoming - clock, engine.used)
             durations = durations[: engine.decode_steps_that_fit(decoding, len(durations))]
             elapsed = float(durations.sum())
             in_system += engine.in_system * elapsed
             clock += elapsed
             steps += len(durations)
             emitting = engine.advance_decodes(decoding, durations, clock)
+            ends = len(durations) >= remaining.min()  # a run shorter than every remaining answer finishes none
         else:
             chunk_ids = [r for r, _ in chunks]
             chunk_sizes = [size for _, size in chunks]
@@ -127,7 +125,8 @@ def simulate(
             clock += duration
             steps += 1
             emitting = engine.advance(decoding, chunk_ids, chunk_sizes, clock)
-        finished = engine.retire(emitting, clock)
+            ends = True
+        finished = engine.retire(emitting, clock) if ends else 0
         done += finished
         arrivals.finished(finished, clock)
         series.append((clock, len(engine.waiting), len(engine.running), engine.used / capacity))
