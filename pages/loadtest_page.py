@@ -76,6 +76,8 @@ except ValueError as err:
 
 stats = summarize(result)
 st.caption(t("lt.scope"))  # which figure this is: a simulated percentile, beside the steady state to quote
+if result.ranks > 1:  # data-parallel attention: one rank simulated
+    st.caption(t("sim_dp.one_rank", ranks=result.ranks, requests=f"{len(result.arrival):,}"))
 cols = st.columns(6)
 cols[0].metric("TTFT P50", fmt.duration(stats["ttft"]["p50"]))
 cols[1].metric("TTFT P99", fmt.duration(stats["ttft"]["p99"]))

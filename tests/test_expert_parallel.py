@@ -227,11 +227,12 @@ def test_the_check_and_the_estimate_count_requests_per_rank(v3):
     assert "--data-parallel-size 8" in serve_command(plan).command
 
 
-def test_the_load_test_page_says_it_does_not_simulate_ranks():
-    """The simulator runs one engine: a dp layout on the Load test page is a message, not a traceback."""
+def test_the_load_test_page_simulates_one_rank_of_a_dp_layout():
+    """A dp layout on the Load test page is simulated as one rank (core.serving.rank_step), and the page
+    says so: percentiles the rank's, throughputs the replica's."""
     from tests.app_helpers import open_app, shown
 
     at = open_app(model="Qwen3-30B-A3B", gpu="NVIDIA H100 SXM5 80GB", dp="2")
     at.switch_page("pages/loadtest_page.py").run()
-    assert not at.exception
-    assert any("the simulator runs one engine" in shown(e) for e in at.error)
+    assert not at.exception and not at.error
+    assert any("one rank is simulated with 1/2 of the traffic" in shown(c) for c in at.caption)

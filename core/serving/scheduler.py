@@ -23,7 +23,17 @@ import numpy as np
 from core.spec.deployment import Deployment
 
 WATERMARK = 0.01
-"""Share of KV blocks admissions leave free for running requests to grow (vLLM V0's default)."""
+"""Share of KV blocks admissions leave free for running requests to grow: vLLM V0's
+``CacheConfig``/``SchedulerConfig`` default (0.01). Kept for SGLang and TensorRT-LLM, whose schedulers
+reserve room by other rules (SGLang's ``new_token_ratio``, TensorRT-LLM's capacity policy) not modelled."""
+WATERMARK_V1 = 0.0
+"""vLLM V1 (0.8+) admits into every free block: its scheduler has no watermark (vLLM 0.11.0's
+v1/core/sched/scheduler.py; ``SchedulerConfig.watermark = 0.0`` in 0.34.0)."""
+
+
+def watermark(dep: Deployment) -> float:
+    """Share of KV blocks admissions leave free for the release of ``dep``'s engine."""
+    return WATERMARK_V1 if dep.engine.release.vllm_v1 else WATERMARK
 
 
 class Engine:
@@ -34,6 +44,7 @@ class Engine:
         self.prompt, self.answer, self.blocks, self.capacity = prompt, answer, blocks, capacity
         self.hit, self.shared = hit, shared
         self.token_budget, self.max_seqs = dep.batch_limits
+        self.reserve = watermark(dep) * capacity  # blocks admissions leave free
         self.cached = np.zeros(count, dtype=np.int64)
         self.target = prompt.copy()  # tokens to prefill before decoding (prompt, plus output after a preemption)
         self.generated = np.zeros(count, dtype=np.int64)
@@ -46,6 +57,7 @@ class Engine:
         self.running: list[int] = []
         self.prefilling: list[int] = []  # running requests whose prompt is not all computed, in admission order
         self._running_ids: np.ndarray | None = None  # ``running`` as an array, built when it changes
+        self.decoding_cached = np.zeros(0, dtype=np.int64)  # cached tokens of the decodes last scheduled
         self.used = float(shared.max())  # the shared prefix's blocks, held once
         self.preemptions = 0
 
@@ -82,20 +94,26 @@ class Engine:
         request was preempted."""
         run = self.running_ids
         decoding = run[self.cached[run] >= self.target[run]] if self.prefilling else run
-        grow = self.blocks(self.cached[decoding] + 1) - self.held[decoding]
-        needed = grow.sum()
+        cached = self.cached[decoding]
+        grow = self.blocks(cached + 1) - self.held[decoding]
+        needed = float(np.add.reduce(grow))
         preempted = False
         while decoding.size and self.used + needed > self.capacity:
             preempted = True
             victim = self.preempt_newest()
             keep = decoding != victim
-            decoding, grow = decoding[keep], grow[keep]
-            needed = grow.sum()
+            decoding, grow, cached = decoding[keep], grow[keep], cached[keep]
+            needed = float(np.add.reduce(grow))
         if decoding.size > self.token_budget:
-            decoding, grow = decoding[: self.token_budget], grow[: self.token_budget]
-            needed = grow.sum()
+            decoding, grow, cached = (
+                decoding[: self.token_budget],
+                grow[: self.token_budget],
+                cached[: self.token_budget],
+            )
+            needed = float(np.add.reduce(grow))
         self.used += needed
         self.held[decoding] += grow
+        self.decoding_cached = cached
         return decoding, preempted
 
     def _take(self, r: int, size: int, new_held: float, chunks: list[tuple[int, int]]) -> None:
@@ -127,7 +145,7 @@ class Engine:
             r = self.waiting[0]
             if self.cached[r] == 0 and self.held[r] == 0:
                 self.cached[r], self.held[r] = self.hit[r], self.shared[r]
-            room = self.capacity - self.used - WATERMARK * self.capacity
+            room = self.capacity - self.used - self.reserve
             size, new_held = self._fit_chunk(r, min(int(self.target[r] - self.cached[r]), free_slots), room)
             if size == 0:
                 break
@@ -181,11 +199,12 @@ class Engine:
 
     def advance_decodes(self, decoding: np.ndarray, durations: np.ndarray, clock: float) -> np.ndarray:
         """Record a run of decode-only steps of ``durations`` that ended at ``clock``: each decoding
-        request computed and emitted one token per step, holding the blocks they need."""
+        request computed and emitted one token per step, holding the blocks they need; ``decoding``
+        are the requests :meth:`schedule_decodes` last returned."""
         k = len(durations)
-        cached = self.cached[decoding] + k
+        cached = self.decoding_cached + k
         grown = self.blocks(cached) - self.held[decoding]
-        self.used += grown.sum()
+        self.used += float(np.add.reduce(grown))
         self.held[decoding] += grown
         self.cached[decoding] = cached
         self.gaps.append(durations[np.newaxis].repeat(decoding.size, axis=0).ravel())  # each request's gaps
@@ -198,7 +217,7 @@ class Engine:
         finishing = emitting[self.generated[emitting] >= self.answer[emitting]]
         if finishing.size:
             self.finish[finishing] = clock
-            self.used -= (self.held[finishing] - self.shared[finishing]).sum()
+            self.used -= float(np.add.reduce(self.held[finishing] - self.shared[finishing]))
             self.held[finishing] = 0
             for r in finishing.tolist():
                 self.running.remove(r)

@@ -26,7 +26,10 @@ class SimResult:
     series_kv_used: np.ndarray
     """Share of the KV blocks in use at each recorded step (0-1)."""
     time_in_system: float
-    """Integral over time of requests waiting or running [request x s] (for Little's law)."""
+    """Integral over time of requests waiting or running [request x s] (for Little's law), of the replica."""
+    ranks: int = 1
+    """Data-parallel attention ranks the replica runs (dp); the per-request arrays are one rank's, the
+    throughputs and :attr:`time_in_system` the replica's (ranks x the rank's)."""
 
     @property
     def ttft(self) -> np.ndarray:
@@ -48,11 +51,11 @@ class SimResult:
 
     @property
     def output_tokens_per_s(self) -> float:
-        return float(self.answer.sum() / self.duration_s)
+        return float(self.answer.sum() / self.duration_s) * self.ranks
 
     @property
     def request_throughput_per_s(self) -> float:
-        return len(self.arrival) / self.duration_s
+        return len(self.arrival) / self.duration_s * self.ranks
 
     def goodput(self, ttft_slo_s: float | None, tpot_slo_s: float | None) -> float:
         """Share of requests that met both SLOs (None = no limit)."""

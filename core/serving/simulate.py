@@ -14,6 +14,15 @@ computed and shared prefix blocks held once; a step's roofline carries the lever
 of offloaded weights, adapter work); KV beyond the GPU's blocks, up to the host space, is read back
 every step; models run beside the target prefill each prompt chunk; and decode-only steps are
 scaled by the static per-token time ratio when a lever changes what a decode step is.
+
+Data-parallel attention (dp > 1): the dp ranks step together (every MoE layer's all-to-all joins
+them), each with its own scheduler, KV blocks (its tp GPUs' budget) and token budget. One rank is
+simulated with 1/dp of the traffic (rate, clients or users, and requests) and the others taken to
+run the same mix, so a step lasts the busiest rank's work on a replica of dp x the rank's sequences
+(:mod:`core.serving.rank_step`, as :func:`core.timing.phases.phase_time` times it for
+``estimate``): its own sequences' KV, attention and non-expert matmuls, its GPUs' share of all ranks'
+expert routes, the all-to-all of its own tokens, the front end streaming every rank's tokens. The
+replica's throughputs are dp x the rank's (:attr:`core.serving.sim_result.SimResult.ranks`).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from core.memory.capacity import kv_capacity
 from core.memory.request_kv import cached_prompt_tokens, kv_bytes_per_token_all, shared_prefix_tokens
 from core.memory.state import kv_block_size
 from core.serving.arrivals import Arrivals
+from core.serving.rank_step import RankStepTimer
 from core.serving.scheduler import Engine
 from core.serving.sim_result import SimResult
 from core.serving.step_cost import Blocks, StepTimer
@@ -49,8 +59,9 @@ def simulate(
     """
     if isinstance(num_requests, bool) or not isinstance(num_requests, int) or not 1 <= num_requests <= MAX_REQUESTS:
         raise ValueError(f"num_requests must be an integer from 1 to {MAX_REQUESTS}, got {num_requests!r}")
-    if dep.parallel.dp > 1:
-        raise ValueError("dp: the simulator runs one engine, not data-parallel attention ranks (use estimate or check)")
+    ranks = dep.parallel.dp
+    if ranks > 1:  # one rank of a data-parallel attention layout, with its share of the traffic
+        traffic, num_requests = traffic.rank_share(ranks), max(1, round(num_requests / ranks))
     rng = np.random.default_rng(seed)
     longest = dep.max_model_len
     prompt = _lengths(prompts, num_requests, rng, longest - 1)
@@ -70,7 +81,9 @@ def simulate(
             f"whole budget ({capacity} blocks); shorten the lengths or lower max_model_len"
         )
     gpu_blocks = kv_capacity(dep, memory.kv_budget, 1).num_blocks
-    timer = StepTimer(dep, gpu_blocks, kv_block_size(dep) * kv_bytes_per_token_all(dep))
+    timer = (RankStepTimer if ranks > 1 else StepTimer)(
+        dep, gpu_blocks, kv_block_size(dep) * kv_bytes_per_token_all(dep)
+    )
     engine = Engine(dep, prompt, answer, blocks, capacity, hit, shared)
     delay = dep.efficiency.request_overhead_s
     arrivals = Arrivals(traffic, num_requests, rng, delay, dep.efficiency.ingest_serial_s or 0.0)
@@ -84,8 +97,9 @@ def simulate(
             clock = arrivals.upcoming
             continue
         decoding, preempted = engine.schedule_decodes()
-        chunks, free_slots = engine.continue_prefills(engine.token_budget - decoding.size)
-        if not preempted:  # like vLLM: no admissions in a step that had to preempt
+        free_slots = engine.token_budget - decoding.size
+        chunks, free_slots = engine.continue_prefills(free_slots) if engine.prefilling else ([], free_slots)
+        if engine.waiting and not preempted:  # like vLLM: no admissions in a step that had to preempt
             engine.admit(free_slots, chunks)
         if decoding.size == 0 and not chunks:
             # partial prefills filled the cache and none can continue: preempt the newest, as vLLM does
@@ -93,18 +107,15 @@ def simulate(
             continue
         if not chunks and decoding.size == len(engine.running):
             # decode-only steps repeat until something changes: take them at once
-            durations = timer.decode_run(
-                engine.cached[decoding],
-                engine.answer[decoding] - engine.generated[decoding],
-                arrivals.upcoming - clock,
-                engine.used,
-            )
+            remaining = engine.answer[decoding] - engine.generated[decoding]
+            durations = timer.decode_run(engine.decoding_cached, remaining, arrivals.upcoming - clock, engine.used)
             durations = durations[: engine.decode_steps_that_fit(decoding, len(durations))]
             elapsed = float(durations.sum())
             in_system += engine.in_system * elapsed
             clock += elapsed
             steps += len(durations)
             emitting = engine.advance_decodes(decoding, durations, clock)
+            ends = len(durations) >= remaining.min()  # a run shorter than every remaining answer finishes none
         else:
             chunk_ids = [r for r, _ in chunks]
             chunk_sizes = [size for _, size in chunks]
@@ -114,7 +125,8 @@ def simulate(
             clock += duration
             steps += 1
             emitting = engine.advance(decoding, chunk_ids, chunk_sizes, clock)
-        finished = engine.retire(emitting, clock)
+            ends = True
+        finished = engine.retire(emitting, clock) if ends else 0
         done += finished
         arrivals.finished(finished, clock)
         series.append((clock, len(engine.waiting), len(engine.running), engine.used / capacity))
@@ -134,7 +146,8 @@ def simulate(
         series_waiting=times[pick, 1],
         series_running=times[pick, 2],
         series_kv_used=times[pick, 3],
-        time_in_system=in_system + (arrivals.ingest_seconds if arrivals.serial else delay * num_requests),
+        time_in_system=(in_system + (arrivals.ingest_seconds if arrivals.serial else delay * num_requests)) * ranks,
+        ranks=ranks,
     )
 
 

@@ -8,6 +8,7 @@ times with a coefficient of variation above 1 for bursty traffic (CV 1 is Poisso
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 from dataclasses import dataclass
@@ -100,6 +101,16 @@ class Traffic:
                 raise ValueError(f"{name} must be an integer from 1 to 100000, got {value!r}")
         if not 0 <= self.think_time_s <= 86_400:
             raise ValueError(f"think time must be between 0 and 86400 s, got {self.think_time_s!r}")
+
+    def rank_share(self, ranks: int) -> Traffic:
+        """What one of ``ranks`` data-parallel attention ranks receives: 1/ranks of the rate, the clients
+        or the users (rounded, at least one)."""
+        return dataclasses.replace(
+            self,
+            rate_per_s=self.rate_per_s / ranks,
+            concurrency=max(1, round(self.concurrency / ranks)),
+            users=max(1, round(self.users / ranks)),
+        )
 
 
 def arrival_times(rate: float, count: int, rng: np.random.Generator, burstiness: float = 1.0) -> np.ndarray:

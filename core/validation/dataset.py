@@ -164,11 +164,6 @@ def predict(row: Row, catalog: Catalog, efficiency=None) -> dict[str, float]:
             # what a one-client benchmark reports: generated tokens over its duration (prefills included)
             "output_tokens_per_s": result.throughput.output_tokens_per_s,
         }
-    if dep.parallel.dp > 1:
-        raise NotPredictable(
-            "data-parallel attention: the simulator runs one engine, not dp ranks stepping together "
-            "(estimate and check model the layout; simulating it is left to do)"
-        )
     count = int(min(row.number("num_prompts") or MAX_SIMULATED, MAX_SIMULATED))
     rate = row.number("request_rate")
     concurrency = row.number("concurrency")
