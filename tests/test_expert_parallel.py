@@ -52,9 +52,21 @@ def test_dp_is_refused_for_a_dense_model(deploy, cli):
     code, _, err = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--dp", "2")
     assert code == 2 and "--dp" in err and "no routed experts" in err
     assert Parallelism(tp=8, dp=2).data_parallel_error(deploy(model="mixtral-8x7b").model) is not None  # EP 16 > 8
-    # the simulator runs one engine: it refuses dp; the check counts requests per rank
-    code, _, err = cli("simulate", "--model", "deepseek-v3", "--gpu", "h200", "--dp", "8", "--users", "10")
-    assert code == 2 and "does not split requests over data-parallel ranks" in err
+    # the simulator runs one rank with 1/dp of the traffic and says so; the check counts requests per rank
+    code, out, _ = cli(
+        "simulate",
+        "--model",
+        "deepseek-v3",
+        "--gpu",
+        "h200",
+        "--dp",
+        "8",
+        "--concurrency",
+        "16",
+        "--num-requests",
+        "64",
+    )
+    assert code == 0 and "one rank is simulated with 1/8 of the traffic (8 requests)" in out
     code, out, _ = cli("check", "--model", "deepseek-v3", "--gpu", "h200", "--dp", "8", "--users", "10", "--json")
     assert code == 0 and "--data-parallel-size 8" in json.loads(out)["launch"]["command"]
     code, out, _ = cli("estimate", "--model", "deepseek-v3", "--gpu", "h200", "--dp", "8", "--json")

@@ -39,8 +39,6 @@ MODEL_HELP = (
     "catalog id, Hugging Face id (an instruct, dated or quantized upload too), Ollama-style name "
     "(llama3.1:8b) or path to config.json"
 )
-DP_NOT_MODELLED = ("simulate",)
-"""Commands that do not yet split requests over data-parallel ranks (the simulator runs one engine)."""
 
 
 def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default: str) -> None:
@@ -193,8 +191,6 @@ def deployment_from_args(
     parallel = parallelism_from_args(args)
     if (problem := parallel.data_parallel_error(model)) is not None:
         raise UsageError(f"--dp: {problem}")
-    if parallel.dp > 1 and getattr(args, "command", "estimate") in DP_NOT_MODELLED:
-        raise UsageError(f"--dp: {args.command} does not split requests over data-parallel ranks: use estimate, search")
     gpu = resolve_gpu(args.gpu, catalog)
     weights = weight_precision(args.weight_dtype or model.native_dtype)
     deployment = Deployment(

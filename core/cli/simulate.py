@@ -8,7 +8,7 @@ import sys
 import time
 
 from core.cli.args import deployment_from_args, heading
-from core.messages import duration
+from core.messages import duration, message
 from core.planning.requirement import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S
 from core.serving.load_sweep import summarize
 from core.serving.simulate import simulate
@@ -91,6 +91,9 @@ def run_simulate(args: argparse.Namespace) -> str:
         return json.dumps(data, indent=2)
     lines = [heading(args, match, dep.weights.name, dep.gpu).rstrip("\n")]
     lines += [f"{args.num_requests} requests in {data['duration_s']:,.1f} s simulated"]
+    if dep.parallel.dp > 1:
+        ranks = dep.parallel.dp
+        lines.append(message("sim_dp.one_rank", "en", ranks=ranks, requests=-(-args.num_requests // ranks)))
     # how long it took differs between runs: on stderr, so the answer on stdout is the same bytes each time
     print(f"({elapsed:.2f} s to compute)", file=sys.stderr)
     for name, values in stats.items():
