@@ -18,6 +18,7 @@ request j waits ceil(j / R) - 1 rounds of E2E(R), TTFT_j = (ceil(j / R) - 1) E2E
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ from core.spec import units
 
 if TYPE_CHECKING:
     from core.estimate.result import Estimate
+    from core.spec.deployment import Deployment
 
 MAX_SIMULATED = 20_000
 """Bursts up to this many requests are stepped (a few hundred ms at most); larger ones use rounds."""
@@ -52,33 +54,41 @@ class BurstTtft:
 
 def burst_ttft(e: Estimate) -> BurstTtft:
     """Median, P99 and last TTFT of ``e.workload.batch`` requests arriving together (module docstring)."""
+    dep, work = e.deployment, e.workload
+    if dep.parallel.dp == 1 and work.batch <= MAX_SIMULATED and e.memory.kv_budget > 0 and e.engine_starts:
+        stepped = _stepped(dep, work.batch, work.input_len, work.output_len)
+        if stepped is not None:
+            return stepped
+    return _rounds(e)
+
+
+@functools.lru_cache(maxsize=64)
+def _stepped(dep: Deployment, batch: int, input_len: int, output_len: int) -> BurstTtft | None:
+    """The burst stepped by the simulator (deterministic, so a page rerun on the same scenario reuses
+    it); None when the simulator refuses it."""
     from core.serving.simulate import simulate  # serving builds on estimate: imported when first used
     from core.serving.traffic import Traffic
 
-    dep, work = e.deployment, e.workload
-    if dep.parallel.dp == 1 and work.batch <= MAX_SIMULATED and e.memory.kv_budget > 0 and e.engine_starts:
-        try:
-            sim = simulate(
-                dep,
-                Traffic(mode="concurrency", concurrency=work.batch),
-                work.batch,
-                np.full(work.batch, work.input_len, dtype=np.int64),
-                np.full(work.batch, work.output_len, dtype=np.int64),
-            )
-        except ValueError:
-            pass
-        else:
-            ttft = sim.ttft
-            return BurstTtft(
-                median_s=float(np.median(ttft)),
-                p99_s=float(np.percentile(ttft, 99)),
-                last_s=float(ttft.max()),
-                source="simulator",
-                preemptions=int(sim.preemptions),
-                steps=int(sim.steps),
-                tpot_mean_s=float(np.mean(sim.tpot)) if sim.tpot.size else None,
-            )
-    return _rounds(e)
+    try:
+        sim = simulate(
+            dep,
+            Traffic(mode="concurrency", concurrency=batch),
+            batch,
+            np.full(batch, input_len, dtype=np.int64),
+            np.full(batch, output_len, dtype=np.int64),
+        )
+    except ValueError:
+        return None
+    ttft = sim.ttft
+    return BurstTtft(
+        median_s=float(np.median(ttft)),
+        p99_s=float(np.percentile(ttft, 99)),
+        last_s=float(ttft.max()),
+        source="simulator",
+        preemptions=int(sim.preemptions),
+        steps=int(sim.steps),
+        tpot_mean_s=float(np.mean(sim.tpot)) if sim.tpot.size else None,
+    )
 
 
 def _rounds(e: Estimate) -> BurstTtft:
