@@ -21,6 +21,7 @@ import numpy as np
 from core.estimate import explain_memory
 from core.estimate.explain_memory import Explanation, gib, num
 from core.spec import units
+from core.timing.kernel_speed import kernel_speed
 from core.timing.roofline import PhaseTime, Roofline
 
 MS = units.MS
@@ -91,7 +92,8 @@ def tpot(result) -> Explanation:
         rf"\text{{TPOT}} = {values} = {ms(lat.tpot_s)}\ \text{{ms}}",
         lat.tpot_s,
         "s",
-        "core/timing/phases.py (decode_step_time), core/timing/roofline.py; docs/model.md, Latency and throughput",
+        f"core/timing/phases.py (decode_step_time), core/timing/roofline.py, core/timing/kernel_speed.py (kernel "
+        f"rates: {kernel_speed(dep).tier}); docs/model.md, Latency and throughput",
     )
 
 
@@ -104,7 +106,8 @@ def prefill(result) -> Explanation:
         rf"T_{{prefill}} = {values} = {ms(float(phase.seconds))}\ \text{{ms}}",
         float(phase.seconds),
         "s",
-        "core/timing/phases.py (prefill_time); docs/model.md, Latency and throughput",
+        f"core/timing/phases.py (prefill_time), core/timing/kernel_speed.py (kernel rates: {kernel_speed(dep).tier});"
+        " docs/model.md, Latency and throughput",
     )
 
 
