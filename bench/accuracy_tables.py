@@ -22,6 +22,7 @@ TARGETS = {
     "weights_gib": ("weights", 0.01),
     "tpot_ms": ("TPOT", 0.10),
     "ttft_ms": ("TTFT", 0.20),
+    "ttft_p99_ms": ("TTFT P99", None),
     "output_tokens_per_s": ("output tokens/s", 0.12),
     "kv_cache_gib": ("KV budget (GiB)", None),
     "max_concurrency": ("engine's max concurrency", None),
@@ -61,9 +62,14 @@ def main() -> None:
             f"| {pct(held['p90_ape'])} | {pct(source['median_ape'])} ({source['sources']}) "
             f"| {pct(inside['median_ape'])} | {met} |"
         )
-    for scope, title in (("held_out_by_engine", "engine"), ("held_out_by_class", "GPU class")):
+    for scope, title in (
+        ("held_out_by_engine", "engine"),
+        ("held_out_by_class", "GPU class"),
+        ("held_out_by_traffic", "traffic"),
+        ("held_out_by_architecture", "architecture"),
+    ):
         print(f"\n| metric / {title} | rows | median | P90 |\n|---|---|---|---|")
-        for key, stats in summary[scope].items():
+        for key, stats in summary.get(scope, {}).items():
             print(f"| {key} | {stats['rows']} | {pct(stats['median_ape'])} | {pct(stats['p90_ape'])} |")
     fit = report["fit"]
     print("\nfitted on every source:", fit["on_all_sources"])
