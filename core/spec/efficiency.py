@@ -128,13 +128,26 @@ class Efficiency:
 
 CLASS_EFFICIENCY: dict[str, Efficiency] = {
     # the constants fitted on every source of data/validation (report.json "fit", docs/accuracy.md),
-    # the grid point with the lowest median error over TTFT, TPOT and output throughput per class;
-    # each source's own error is measured with constants fitted without it
+    # the grid point with the lowest median error over TTFT (median and P99), TPOT and output throughput
+    # per class, pulled toward the physical starting values; each source's own error is measured with
+    # constants fitted without it
     "hbm": Efficiency(
-        compute=0.5, bandwidth=0.6, frontend_per_token_s=60 * units.US, expert=0.35, v0_per_sequence_s=100 * units.US
+        compute=0.5,
+        bandwidth=0.6,
+        frontend_per_token_s=60 * units.US,
+        expert=0.35,
+        moe_layer_overhead_s=50 * units.US,
+        chat_ingest_s=8 * units.MS,
+        v0_per_sequence_s=250 * units.US,
     ),
     "gddr": Efficiency(
-        compute=0.7, bandwidth=0.7, frontend_per_token_s=60 * units.US, expert=0.35, v0_per_sequence_s=20 * units.US
+        compute=0.7,
+        bandwidth=0.75,
+        frontend_per_token_s=0.0,
+        expert=1.0,
+        moe_layer_overhead_s=0.0,
+        chat_ingest_s=0.0,
+        v0_per_sequence_s=20 * units.US,
     ),
 }
 """Defaults per GPU memory class; GPUs of no known class (custom ones) get Efficiency()."""
