@@ -76,7 +76,14 @@ def test_the_burst_reports_the_median_not_the_last_request(deploy):
     (two rounds of 625) is about 2x the median and P99 V1's admission gives."""
     from core.spec.release import Release
 
-    dep = deploy(model="qwen3-14b", gpu="h100-sxm", max_model_len=40960, release=Release("vllm", (0, 11, 0)))
+    # the review's simulator had no API server in front: the completions endpoint (no chat templates)
+    dep = deploy(
+        model="qwen3-14b",
+        gpu="h100-sxm",
+        max_model_len=40960,
+        release=Release("vllm", (0, 11, 0)),
+        endpoint="completions",
+    )
     e = estimate(dep, Workload(input_len=217, output_len=202, batch=1000))
     assert e.burst.source == "simulator" and e.burst.preemptions > 0
     assert 5.0 < e.burst.median_s < 8.0 and 10.0 < e.burst.p99_s < 15.0

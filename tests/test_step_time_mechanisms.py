@@ -103,7 +103,7 @@ def test_the_release_and_endpoint_decide_the_serial_work():
 
 
 def test_a_chat_burst_on_vllm_0_11_waits_for_every_template(deploy):
-    dep = deploy(max_model_len=4096, release=parse_release("vllm", "0.11.0"))
+    dep = deploy(max_model_len=4096, release=parse_release("vllm", "0.11.0")).with_efficiency(chat_ingest_s=0.0)
     slow = dep.with_efficiency(chat_ingest_s=10 * units.MS)
     lengths = Lengths(mean=200, distribution="fixed"), Lengths(mean=50, distribution="fixed")
     fast = simulate(dep, Traffic(mode="concurrency", concurrency=200), 200, *lengths)
@@ -171,7 +171,7 @@ def test_every_scope_waits_for_the_burst_templates(deploy):
     from core.estimate.result import estimate
     from core.spec.deployment import Workload
 
-    base = deploy(max_model_len=4096, release=parse_release("sglang", "0.5.3"))
+    base = deploy(max_model_len=4096, release=parse_release("sglang", "0.5.3")).with_efficiency(chat_ingest_s=0.0)
     slow = base.with_efficiency(chat_ingest_s=8 * units.MS)
     work = Workload(input_len=200, output_len=50, batch=100)
     fast, late = estimate(base, work), estimate(slow, work)
