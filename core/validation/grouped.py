@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.spec.catalog import load_catalog
-from core.spec.efficiency import CLASS_EFFICIENCY, class_efficiency
+from core.spec.efficiency import CLASS_EFFICIENCY, Efficiency, class_efficiency
 from core.spec.release import engine_id, parse_release
 from core.validation.dataset import SPEED_METRICS, Comparison, Row, compare_all, load_rows
 
@@ -149,17 +149,9 @@ def _error_table(rows, predictions, metrics):
     return table, np.array([i for i, _, _ in pairs], dtype=int)
 
 
-PHYSICAL: dict[str, float] = {
-    "compute": 0.5,
-    "bandwidth": 0.75,
-    "frontend_per_token_s": 0.0,
-    "expert": 1.0,
-    "moe_layer_overhead_s": 0.0,
-    "chat_ingest_s": 0.0,
-    "v0_per_sequence_s": 20e-6,
-}
-"""Each fitted field's starting value with a source (docs/model.md, "Default assumptions"): the point
-the fit is pulled toward."""
+PHYSICAL: dict[str, float] = {name: getattr(Efficiency(), name) for name in FITTED}
+"""Each fitted field's starting value, the dataclass default with its source (docs/model.md, "Default
+assumptions"): the point the fit is pulled toward."""
 PULL = 0.002
 """Median APE a field's move from its starting value to the far end of its grid must buy (0.2
 percentage points), so a fit that gains nothing keeps the physical value rather than a grid edge."""
