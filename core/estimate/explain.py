@@ -92,8 +92,8 @@ def tpot(result) -> Explanation:
         rf"\text{{TPOT}} = {values} = {ms(lat.tpot_s)}\ \text{{ms}}",
         lat.tpot_s,
         "s",
-        f"core/timing/phases.py (decode_step_time), core/timing/roofline.py, core/timing/kernel_speed.py (kernel "
-        f"rates: {kernel_speed(dep).tier}); docs/model.md, Latency and throughput",
+        f"core/timing/phases.py (decode_step_time), core/timing/roofline.py, core/timing/kernel_speed.py "
+        f"(`{kernel_speed(dep).tier}`); docs/model.md, Latency and throughput",
     )
 
 
@@ -106,7 +106,7 @@ def prefill(result) -> Explanation:
         rf"T_{{prefill}} = {values} = {ms(float(phase.seconds))}\ \text{{ms}}",
         float(phase.seconds),
         "s",
-        f"core/timing/phases.py (prefill_time), core/timing/kernel_speed.py (kernel rates: {kernel_speed(dep).tier});"
+        f"core/timing/phases.py (prefill_time), core/timing/kernel_speed.py (`{kernel_speed(dep).tier}`);"
         " docs/model.md, Latency and throughput",
     )
 
