@@ -48,7 +48,7 @@ def _shown(e) -> dict[str, str]:
     """The Explorer's headline metrics for estimate ``e``, formatted as the page formats them."""
     return {
         "Max concurrent requests": count(e.kv.max_concurrency_at_request_len),
-        "TTFT": duration(e.latency.ttft_s),
+        "TTFT (median)": duration(e.burst.median_s),
         "TPOT": duration(e.latency.tpot_s),
         "Throughput": rate(e.throughput.output_tokens_per_s),
     }
