@@ -7,6 +7,7 @@ its inputs; messages name the field and the allowed range.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -75,9 +76,10 @@ class Deployment:
         order: memory and timing take the levers from here, so they never import :mod:`core.levers`."""
         return levers_on(self.levers)
 
-    @property
+    @functools.cached_property
     def efficiency(self) -> Efficiency:
-        """The engine's efficiency factors, or the default for this GPU's memory class."""
+        """The engine's efficiency factors, or the default for this GPU's memory class, with the
+        release's and endpoint's rules (worked out once per deployment: the solvers ask thousands of times)."""
         if self.engine.efficiency is not None:
             return resolved(self.engine.efficiency, self.engine.release, self.engine.endpoint)
         return default_efficiency(self.gpu.memory_type, self.engine.release, self.engine.endpoint)
