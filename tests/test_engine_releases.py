@@ -18,7 +18,7 @@ from core.spec.engine_defaults import sglang_default_fraction, vllm_batch_defaul
 from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS
 from core.spec.release import CURRENT, parse_release
 from core.timing.phases import plain_decode_step_time
-from core.timing.roofline import step_fixed_seconds
+from core.timing.step_fixed import step_fixed_seconds
 
 BF16 = WEIGHT_PRECISIONS["bf16"]
 
@@ -153,6 +153,17 @@ def test_host_cost_per_sequence_is_the_releases(catalog):
     assert v0.efficiency.v0_per_sequence_s == pytest.approx(250 * units.US)
     assert dep(catalog, version="0.19.0").efficiency.per_sequence_overhead_s == pytest.approx(2.5 * units.US)
     assert dep(catalog, engine="sglang").efficiency.per_sequence_overhead_s == pytest.approx(2.5 * units.US)
+
+
+def test_vllm_v1_exposes_its_host_work_until_async_scheduling_became_the_default(catalog):
+    # async_scheduling defaults to False through 0.13 (opt-in --async-scheduling), None -> True from 0.14.0
+    # (vllm-project/vllm#27614): 5 us per sequence exposed before (GPUStack gpt-oss-20b, H100, ~1000 streams:
+    # ITL 31.9 -> 27.0 ms with --async-scheduling), 2.5 us after
+    for version in ("0.8.0", "0.11.0", "0.13.0"):
+        assert dep(catalog, version=version).efficiency.per_sequence_overhead_s == pytest.approx(5 * units.US)
+    for version in ("0.14.0", "0.33.0"):
+        assert dep(catalog, version=version).efficiency.per_sequence_overhead_s == pytest.approx(2.5 * units.US)
+    assert dep(catalog, engine="trtllm").efficiency.per_sequence_overhead_s == pytest.approx(2.5 * units.US)
 
 
 def test_a_step_costs_its_fixed_part_plus_each_layers_launches(catalog):

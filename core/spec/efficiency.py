@@ -39,8 +39,8 @@ class Efficiency:
       (scheduling, sampling) and the launches of each layer's kernels, as inference-sim calibrates
       them on vLLM; a step of an 80-layer model costs 0.5 + 80 x 0.02 = 2.1 ms beside its work.
     - per_sequence_overhead_s None: the engine release's host cost per scheduled sequence
-      (2.5 us where the engine overlaps it with the GPU, :data:`core.spec.release.HOST_COST_PER_SEQUENCE_S`;
-      v0_per_sequence_s in vLLM V0).
+      (:data:`core.spec.release.HOST_COST_PER_SEQUENCE_S`: 2.5 us where the engine overlaps it with the
+      GPU, 5 us in vLLM V1 before async scheduling became the default in 0.14; v0_per_sequence_s in V0).
     - request_overhead_s 20 ms, expert 1.0, frontend_per_token_s 0: see each field.
     - allreduce_latency_s 10 us: fixed cost of one small all-reduce (vLLM's custom all-reduce).
     """

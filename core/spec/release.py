@@ -59,12 +59,26 @@ to 0.5.21 call it, and ``apply_chat_template``, in the async handler). TensorRT-
 renders in ``openai_chat`` on the loop through 1.2 (the change, NVIDIA/TensorRT-LLM#15284, is in no
 release): absent here, so every release of it renders on the loop."""
 
-HOST_COST_PER_SEQUENCE_S = {"v1": 2.5 * units.US}
-"""Host work per scheduled sequence per step that the GPU waits for [s], in engines that prepare
-the next step while the GPU runs: vLLM V1 (0.8+), SGLang (overlap scheduler, 0.4+), TensorRT-LLM's
-C++ executor. What remains is the output update, about 1.1 us per sequence at batch 256 in vLLM's
-own micro-benchmark (vllm-project/vllm#46112, 0.287 ms), taken twice for scheduling and output
-handling. vLLM V0 ran all of it between steps: Efficiency.v0_per_sequence_s (fitted)."""
+VLLM_ASYNC_SCHEDULING_FROM = (0, 14, 0)
+"""vLLM schedules asynchronously by default from 0.14.0: ``SchedulerConfig.async_scheduling`` is
+``bool | None = None`` and VllmConfig turns None into True unless an incompatible option is set
+(vllm-project/vllm#27614, merged after #31332/#31373 in the "Async Scheduling Plan" #27679, i.e.
+after 0.13.0 was cut; vllm/config/scheduler.py ``async_scheduling: bool = False`` through 0.13, with
+``--async-scheduling`` to opt in). Before it the V1 engine core schedules the next step and handles
+the last step's outputs while the GPU waits."""
+
+HOST_COST_PER_SEQUENCE_S = {"sync": 5.0 * units.US, "async": 2.5 * units.US}
+"""Host work per scheduled sequence per step that the GPU waits for [s].
+
+- ``async``: engines that prepare the next step while the GPU runs: vLLM V1 from
+  :data:`VLLM_ASYNC_SCHEDULING_FROM`, SGLang (overlap scheduler, 0.4+), TensorRT-LLM's C++ executor.
+  What remains is the output update, about 1.1 us per sequence at batch 256 in vLLM's own
+  micro-benchmark (vllm-project/vllm#46112, 0.287 ms), taken twice for scheduling and output handling.
+- ``sync``: vLLM V1 0.8 to 0.13 (async scheduling off by default): scheduling and output handling run
+  between steps. GPUStack's gpt-oss-20b on one H100 at about 1000 streams: median ITL 31.9 ms without
+  and 27.0 ms with ``--async-scheduling``, 4.9 ms / 1000 = about 5 us per sequence exposed.
+
+vLLM V0 ran all of its Python between steps: Efficiency.v0_per_sequence_s (fitted)."""
 
 
 @dataclass(frozen=True)
@@ -110,10 +124,16 @@ class Release:
         return self.engine == "vllm" and self.at_least(VLLM_MEASURED_KV_FROM)
 
     @property
+    def schedules_async(self) -> bool:
+        """Whether the engine prepares the next step while the GPU runs by default: SGLang's overlap
+        scheduler, TensorRT-LLM's executor, vLLM from :data:`VLLM_ASYNC_SCHEDULING_FROM`."""
+        return self.engine != "vllm" or self.at_least(VLLM_ASYNC_SCHEDULING_FROM)
+
+    @property
     def host_cost_per_sequence_s(self) -> float:
-        """Host work per scheduled sequence per step the GPU waits for in an engine that overlaps it
-        with the GPU [s] (HOST_COST_PER_SEQUENCE_S; vLLM V0's is Efficiency.v0_per_sequence_s)."""
-        return HOST_COST_PER_SEQUENCE_S["v1"]
+        """Host work per scheduled sequence per step the GPU waits for in a V1-style engine [s]
+        (HOST_COST_PER_SEQUENCE_S by :attr:`schedules_async`; vLLM V0's is Efficiency.v0_per_sequence_s)."""
+        return HOST_COST_PER_SEQUENCE_S["async" if self.schedules_async else "sync"]
 
 
 VERSION = re.compile(r"^[~v\s]*(\d+)\.(\d+)(?:\.(\d+))?")
