@@ -12,7 +12,7 @@ from core.estimate.sweep import sweep
 from core.memory.weights import weight_bytes
 from core.spec import units
 from core.spec.deployment import Workload
-from core.timing.comm import comm_seconds
+from core.timing.comm import comm_seconds, logits_gather_seconds
 from core.timing.phases import decode_step_time, prefill_time
 from core.timing.work import attended_pairs, experts_touched_fraction
 
@@ -117,3 +117,20 @@ def test_tpot_and_throughput_monotone_in_batch(deploy, model, gpu, tp, input_len
     for rate in (tput.decode_tokens_per_s, tput.output_tokens_per_s):
         assert np.all(np.diff(rate) >= -1e-9 * rate[1:])
     assert np.all(np.isfinite(lat.e2e_s)) and np.all(lat.e2e_s > 0)
+
+
+def test_tensor_parallel_gathers_the_logits_of_every_scheduled_sequence(deploy):
+    # vLLM V1 all-gathers the vocab-parallel LM head's bf16 logits every step: each GPU receives the
+    # other (tp - 1) / tp of rows x vocab x 2 B; Qwen-2.5's 152K vocab at 1000 sequences is 0.30 GB a step
+    dep = deploy(model="llama-3.1-70b", gpu="h100-sxm", tp=4)
+    eff, vocab = dep.efficiency, dep.model.vocab_size
+    gather = logits_gather_seconds(dep, 1000, 1)
+    assert gather == pytest.approx(eff.allreduce_latency_s + 0.75 * 1000 * vocab * 2 / (450 * units.GB * eff.link))
+    assert comm_seconds(dep, 1000, 1, 1000) == pytest.approx(comm_seconds(dep, 1000, 1) + gather)
+    assert logits_gather_seconds(deploy(), 1000, 1) == 0  # one GPU: nothing to gather
+    # counted where the all-reduces are: a decode step and a prefill (one row per scheduled sequence and step)
+    step = decode_step_time(dep, 1000, 1000)
+    assert float(step.gather_s) == pytest.approx(gather)
+    assert float(step.comm_s) == pytest.approx(float(comm_seconds(dep, 1000, 1)) + gather)
+    prefill = prefill_time(dep, 4, 1024)
+    assert float(prefill.gather_s) > 0 and float(prefill.comm_s) > float(prefill.gather_s)

@@ -6,7 +6,7 @@ Time follows :mod:`core.estimate.result` and the roofline of :mod:`core.timing.r
 
     step time = max(GEMM FLOPs / (peak x compute eff.), weight bytes / (bandwidth x bandwidth eff.))
                 + max(attention FLOPs / (16-bit peak x compute eff.), KV bytes / (bandwidth x bandwidth eff.))
-                + MoE experts' kernels + all-reduce + overheads (+ host reads, + side models)
+                + MoE experts' kernels + all-reduces and logits gather + overheads (+ host reads, + side models)
     TPOT      = one decode step of R running sequences (per emitted token)
     TTFT      = (k - 1) x E2E(R) + request overhead + prefill of R prompts,  k = ceil(B / R)
     E2E       = TTFT + (O - 1) x TPOT;   output tokens/s = B x O / E2E
@@ -72,6 +72,14 @@ def roofline_chain(phase: PhaseTime, dep) -> tuple[str, str]:
         if moe_s
         else ""
     )
+    gather_s = float(np.sum(phase.gather_s))
+    if gather_s:  # the LM head's logits, gathered over the tensor-parallel GPUs every step
+        tp = dep.parallel.tp
+        moe_note += (
+            rf"\ (T_{{comm}}:\ {ms(float(phase.comm_s) - gather_s)}\,\text{{ms of all-reduces and sends}} +"
+            rf"\ {ms(gather_s)}\,\text{{ms gathering the logits: sequences}} \times"
+            rf"\ {dep.model.vocab_size} \times 2\,\text{{B}} \times \frac{{{tp - 1}}}{{{tp}}}\ \text{{per step}})"
+        )
     lin = roof((flops - attention_flops - expert_flops) / 1e9, matmul_peak, (moved - kv - expert_bytes) / 1e9)
     attn = roof(attention_flops / 1e9, attention_peak, kv / 1e9)
     plus = "".join(rf" + {ms(value)}" for _, value in added)

@@ -86,7 +86,7 @@ class StepModel:
         self.per_pair = float(attention_flops(m, 1, 1, 0))  # one query-key pair in every layer
         self.kv_per_token = float(kv_bytes_per_sequence(m, dep.kv, Parallelism(tp=tp), 1))
         self.state_traffic = state_traffic_bytes(m, tp)  # per scheduled sequence and step
-        self._by_tokens: dict[float, tuple[float, float, float]] = {}
+        self._by_tokens: dict[tuple[float, float], tuple[float, float, float]] = {}
         self.roofline = Roofline(dep)
         self._decode_terms: dict[int, tuple] = {}  # Roofline.step_terms of a decode step, per batch size
         # work_time is linear in each kind of work: its unit responses give the scalar path below
@@ -121,16 +121,17 @@ class StepModel:
             host_bytes += float(np.sum(work.host_bytes))
         return flops, weight_bytes, float(host_read_seconds(self.dep.gpu, self.dep.efficiency, host_bytes))
 
-    def _token_terms(self, tokens: float) -> tuple[float, float, float]:
-        """(weight bytes read, the routed experts' part of them, all-reduce seconds) for a step of
-        ``tokens`` tokens."""
-        if tokens not in self._by_tokens:
-            self._by_tokens[tokens] = (
+    def _token_terms(self, tokens: float, sequences: float | None = None) -> tuple[float, float, float]:
+        """(weight bytes read, the routed experts' part of them, communication seconds) for a step of ``tokens``
+        tokens of ``sequences`` sequences whose logits are gathered (``tokens`` when None: a decode step)."""
+        key = (tokens, tokens if sequences is None else sequences)
+        if key not in self._by_tokens:
+            self._by_tokens[key] = (
                 float(weight_bytes_read(self.dep, tokens)),
                 float(expert_bytes_read(self.dep, tokens)),
-                float(comm_seconds(self.dep, tokens, 1.0)),
+                float(comm_seconds(self.dep, tokens, 1.0, key[1])),
             )
-        return self._by_tokens[tokens]
+        return self._by_tokens[key]
 
     def decode_step(self, cached: np.ndarray, context: int) -> float:
         """One step in which every sequence decodes one token on its ``cached`` tokens, ``context`` =
@@ -196,7 +197,7 @@ class StepModel:
 
     def _summed_step(self, sequences: int, tokens: float, pairs: float, kv_tokens: float) -> float:
         """The fast path's step from its four sums [s] (:meth:`batch_step`)."""
-        weights, expert_weights, comm = self._token_terms(tokens)
+        weights, expert_weights, comm = self._token_terms(tokens, float(sequences))
         lever_flops, lever_bytes, host_s = self._lever_terms(tokens, sequences) if self.levers else (0.0, 0.0, 0.0)
         expert_flops = self.per_expert_token * tokens
         linear = self.per_token * tokens + self.per_sequence * sequences + lever_flops

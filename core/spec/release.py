@@ -60,12 +60,14 @@ renders in ``openai_chat`` on the loop through 1.2 (the change, NVIDIA/TensorRT-
 release): absent here, so every release of it renders on the loop."""
 
 VLLM_ASYNC_SCHEDULING_FROM = (0, 14, 0)
-"""vLLM schedules asynchronously by default from 0.14.0: ``SchedulerConfig.async_scheduling`` is
-``bool | None = None`` and VllmConfig turns None into True unless an incompatible option is set
-(vllm-project/vllm#27614, merged after #31332/#31373 in the "Async Scheduling Plan" #27679, i.e.
-after 0.13.0 was cut; vllm/config/scheduler.py ``async_scheduling: bool = False`` through 0.13, with
-``--async-scheduling`` to opt in). Before it the V1 engine core schedules the next step and handles
-the last step's outputs while the GPU waits."""
+"""vLLM schedules asynchronously by default from 0.14.0 (vllm-project/vllm#27614), read in the release
+wheels: ``SchedulerConfig.async_scheduling`` is ``bool = False`` through 0.13.0 (vllm/config/scheduler.py:138
+in 0.11.0, :131 in 0.12.0, :133 in 0.13.0; EngineArgs takes that default, engine/arg_utils.py:563 in 0.13.0,
+so VllmConfig's ``async_scheduling is None`` branch, config/vllm.py:571-592 in 0.13.0, is never reached
+without a flag) and ``Field(default=None)`` from 0.14.0 (scheduler.py:133), which VllmConfig turns into
+True (config/vllm.py:588-628) unless pipeline parallelism, a non-EAGLE speculative method or the Ray
+executor is set. Before it the V1 engine core schedules the next step and handles the last step's
+outputs while the GPU waits, unless ``--async-scheduling`` is given."""
 
 HOST_COST_PER_SEQUENCE_S = {"sync": 5.0 * units.US, "async": 2.5 * units.US}
 """Host work per scheduled sequence per step that the GPU waits for [s].

@@ -10,7 +10,8 @@ __all__ = [
     "kernel_rates",  # Rate, gemm_fraction, gemv_bandwidth_fraction, attention fractions from measured tables
     "kernel_speed",  # KernelSpeed, kernel_speed: a deployment's measured GEMM and MoE rates by shape, and its tier
     "phases",  # phase_time, prefill_time, decode_step_time, side_deployments
-    "roofline",  # PhaseTime, StepWork, work_time, Roofline (kernel classes added up), step_fixed_seconds
+    "roofline",  # PhaseTime, StepWork, work_time, Roofline (kernel classes added up)
     "steady_state",  # SteadyState, steady_state
+    "step_fixed",  # step_fixed_seconds: step overhead + layers x layer overhead
     "work",  # FLOPs, attended pairs, weight bytes a step reads
 ]

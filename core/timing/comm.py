@@ -3,6 +3,8 @@ data-parallel attention, the expert-parallel all-to-all.
 
 TP: (blocks + 1) x (latency + 2 (tp - 1) / tp x tokens x hidden x 2 B / (link x eff.)) per step,
     blocks = mixer and FFN blocks (2 x layers for a standard model, one per layer for Nemotron-H)
+    + the logits gather: latency + (tp - 1) / tp x rows x vocab x 2 B / (link x eff.) per step,
+    rows = the sequences scheduled in the step (:func:`logits_gather_seconds`)
 PP: (pp - 1) x (latency + tokens x hidden x 2 B / (link x eff.)) per step
 Across servers (more than GPUS_PER_NODE GPUs in the replica): a tensor-parallel group wider than a
 server runs its ring at the inter-node link's per-GPU bandwidth (its slowest hop), and a pipeline
@@ -29,12 +31,13 @@ RING_ALLREDUCE_FACTOR = 2  # a ring all-reduce moves 2 (n - 1) / n of the messag
 ALL_TO_ALL_PASSES = 2  # dispatch to the experts' GPUs, then combine back
 
 
-def comm_seconds(dep: Deployment, tokens, steps):
-    """All-reduce, pipeline-send and all-to-all time of a phase [s]; ``tokens`` are one rank's.
+def comm_seconds(dep: Deployment, tokens, steps, rows=None):
+    """All-reduce, logits-gather, pipeline-send and all-to-all time of a phase [s]; ``tokens`` are one
+    rank's, ``rows`` the (sequence, step) pairs whose logits are gathered (None: the all-reduces only).
 
     TP: (mixer and FFN blocks + 1) all-reduces per step (2 x layers + 1 for a standard model; the +1
     for the vocab-parallel embedding), each latency + 2 (tp - 1) / tp x tokens x hidden x 2 B /
-    (link bandwidth x link eff.); with dp > 1 inside a rank only.
+    (link bandwidth x link eff.); with dp > 1 inside a rank only; and :func:`logits_gather_seconds`.
     PP: per stage boundary, latency + tokens x hidden x 2 B / (link x eff.) per step.
     EP (dp > 1): :func:`all_to_all_seconds`.
     """
@@ -49,6 +52,8 @@ def comm_seconds(dep: Deployment, tokens, steps):
         count = dep.model.num_sublayers + 1
         ring = RING_ALLREDUCE_FACTOR * (par.tp - 1) / par.tp
         total = total + count * (steps * tp_latency + ring * message_bytes / tp_link)
+        if rows is not None:
+            total = total + logits_gather_seconds(dep, rows, steps)
     if par.pp > 1:
         inter = INTER_NODE_LINKS[dep.inter_node] * eff.link
         total = total + in_node * (
@@ -58,6 +63,25 @@ def comm_seconds(dep: Deployment, tokens, steps):
     if par.dp > 1:
         total = total + all_to_all_seconds(dep, tokens, steps)
     return total
+
+
+def logits_gather_seconds(dep: Deployment, rows, steps):
+    """Gathering the vocab-parallel LM head's logits over the tensor-parallel group [s] = steps x
+    latency + (tp - 1) / tp x rows x vocab x 2 B / (link x link eff.); 0 without tensor parallelism.
+
+    vLLM computes the logits of every scheduled sequence's last scheduled token in every step (a
+    partial prompt chunk's too, its sample dropped), each GPU a vocab / tp slice, in the model's 16-bit
+    dtype (``LogitsProcessor._get_logits``: ``lm_head.quant_method.apply`` then ``_gather_logits``,
+    vllm/model_executor/layers/logits_processor.py), and all-gathers them under V1
+    (``Platform.use_all_gather``, vllm/platforms/interface.py: True when VLLM_USE_V1): each GPU
+    receives the other (tp - 1) slices. E.g. 1000 sequences x 152K vocab x 2 B = 0.30 GB a step.
+    """
+    par = dep.parallel
+    if par.tp == 1:
+        return np.zeros_like(np.asarray(rows, dtype=float))
+    tp_link, tp_latency, _, _ = links(dep)
+    gathered = (par.tp - 1) / par.tp * dep.model.vocab_size * ACTIVATION_PRECISION.bytes_per_element
+    return np.asarray(steps, dtype=float) * tp_latency + np.asarray(rows, dtype=float) * gathered / tp_link
 
 
 def links(dep: Deployment) -> tuple[float, float, int, int]:

@@ -8,7 +8,7 @@ classes add up (a KV read does not hide under a GEMM's compute):
                    + steps x MoE layers x MoE layer overhead
     attention    = max(F_attn / (P_attn x compute eff.), KV / (BW x bandwidth eff.))
     GPU time = dense GEMMs + MoE experts + attention
-               + all-reduce time + steps x (step overhead + layers x layer overhead)
+               + communication (all-reduces, logits gather) + steps x (step overhead + layers x layer overhead)
                + (sequence, step) pairs x host overhead per sequence
                + host-link reads + time of models run beside the target (side_s)
     time     = max(GPU time, (sequence, step) pairs x front-end work per token)
@@ -40,9 +40,10 @@ import numpy as np
 
 from core.spec.precision import ACTIVATION_PRECISION
 from core.spec.support import matmul_peak as matmul_peak_for
-from core.timing.comm import comm_seconds
+from core.timing.comm import comm_seconds, logits_gather_seconds
 from core.timing.host_link import host_read_seconds
 from core.timing.kernel_speed import kernel_speed
+from core.timing.step_fixed import step_fixed_seconds
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
@@ -65,6 +66,7 @@ class PhaseTime:
     compute_s: object
     memory_s: object
     comm_s: object
+    """All-reduces, the logits gather, pipeline sends and all-to-alls [s] (:mod:`core.timing.comm`)."""
     overhead_s: object
     flops: object
     """FLOPs one GPU executes in the phase [FLOP]."""
@@ -91,6 +93,8 @@ class PhaseTime:
     """The part of ``flops`` that is the routed experts' grouped GEMMs [FLOP]."""
     expert_bytes: object = 0.0
     """The part of ``bytes_moved`` that is routed-expert weights [bytes]."""
+    gather_s: object = 0.0
+    """The part of ``comm_s`` that gathers the LM head's logits over the tensor-parallel GPUs [s]."""
 
     @property
     def kernel_seconds(self):
@@ -188,7 +192,8 @@ class Roofline:
     ) -> PhaseTime:
         """The time of given work on one replica: FLOPs and weight bytes of the whole replica (split
         over tp GPUs), KV bytes per GPU, tokens through the all-reduces, and the number of engine steps.
-        ``sequence_steps`` counts (sequence, step) pairs for the per-sequence host overhead; ``comm_s``
+        ``sequence_steps`` counts (sequence, step) pairs for the per-sequence host overhead and the
+        logits gather (one row each); ``comm_s``
         may pass :func:`comm_seconds` of the same tokens and steps when it is already known;
         ``host_bytes`` are bytes per GPU read from host memory; ``expert_weights`` and ``expert_linear``
         are the routed-expert parts of ``weights`` and ``linear``, run as the MoE kernels;
@@ -213,7 +218,7 @@ class Roofline:
         return PhaseTime(
             compute_s=gemm_f + attention_f + expert_fs,
             memory_s=gemm_b + kv_b + expert_bs,
-            comm_s=comm_seconds(dep, tokens, steps) if comm_s is None else comm_s,
+            comm_s=comm_seconds(dep, tokens, steps, sequence_steps) if comm_s is None else comm_s,
             overhead_s=steps * self.step_fixed_s
             + np.asarray(sequence_steps, dtype=float) * eff.per_sequence_overhead_s,
             flops=dense_f + expert_f + attention,
@@ -228,6 +233,7 @@ class Roofline:
             attention_flops=attention,
             expert_flops=expert_f,
             expert_bytes=expert_b,
+            gather_s=logits_gather_seconds(dep, sequence_steps, steps),
         )
 
     def _with_levers(self, linear, weights, host_bytes, tokens, sequence_steps, steps):
@@ -291,10 +297,3 @@ class Roofline:
             if term:
                 seconds += term
         return np.maximum(seconds, frontend_s, out=seconds)
-
-
-def step_fixed_seconds(dep: Deployment) -> float:
-    """Fixed cost of one engine step [s] = step overhead + layers x layer overhead (every layer's
-    kernels are launched in every step, whatever the pipeline split)."""
-    eff = dep.efficiency
-    return eff.step_overhead_s + dep.model.num_layers * eff.layer_overhead_s
