@@ -87,7 +87,7 @@ class StepModel:
         self.kv_per_token = float(kv_bytes_per_sequence(m, dep.kv, Parallelism(tp=tp), 1))
         self.state_traffic = state_traffic_bytes(m, tp)  # per scheduled sequence and step
         self._by_tokens: dict[tuple[float, float], tuple[float, float, float]] = {}
-        self.roofline = Roofline(dep)
+        self.roofline = Roofline(dep, graphs=True)
         self._decode_terms: dict[int, tuple] = {}  # Roofline.step_terms of a decode step, per batch size
         # work_time is linear in each kind of work: its unit responses give the scalar path below
         unit = {
@@ -108,8 +108,7 @@ class StepModel:
         self.overhead = float(work_time(own, **unit).overhead_s)
         self.s_per_scheduled = float(work_time(own, **{**unit, "sequence_steps": 1.0}).overhead_s) - self.overhead
         self.s_frontend = float(work_time(own, **{**unit, "sequence_steps": 1.0}).frontend_s)
-        self.tp = tp
-        self.moe_layer_s = self.roofline.moe_layer_s
+        self.tp, self.moe_layer_s = tp, self.roofline.moe_layer_s
 
     def _lever_terms(self, tokens: float, sequences: int) -> tuple[float, float, float]:
         """(FLOPs, weight bytes, host-read seconds) the levers add to one step of this size."""
@@ -207,14 +206,14 @@ class StepModel:
             expert_flops / self.tp,
             expert_weights / self.tp,
             tokens,
+            tokens == sequences,
         )
         gemms = max(gemm_f, gemm_b)
         if expert_weights or self.moe_layer_s:
             gemms += max(expert_fs, expert_bs) + self.moe_layer_s
         kv = kv_tokens * self.s_per_kv_token + sequences * self.state_traffic * self.s_per_kv_byte
-        gpu = (
-            max(pairs * self.s_per_pair, kv) + gemms + comm + self.overhead + host_s + sequences * self.s_per_scheduled
-        )
+        kernels = max(max(pairs * self.s_per_pair, kv) + gemms, self.roofline.graphs.eager_floor(tokens, 1.0))
+        gpu = kernels + comm + self.overhead + host_s + sequences * self.s_per_scheduled
         return max(gpu, sequences * self.s_frontend)
 
 
@@ -224,6 +223,7 @@ def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
     kv = kv_bytes_per_sequence(dep.model, dep.kv, Parallelism(tp=dep.parallel.tp), cached + new)
     phase = work_time(
         dep,
+        graphs=True,
         linear=linear_flops(dep.model, len(new), tokens / len(new)),
         attention=float(attention_flops(dep.model, 1, new, cached).sum()),
         weights=weight_bytes_read(dep, tokens),

@@ -88,6 +88,13 @@ class Efficiency:
     own process beside the engine (vLLM V1, SGLang, TensorRT-LLM's server), so a step lasts at
     least running sequences x this: the ceiling of one front-end process on total tokens/s."""
     allreduce_latency_s: float = 10.0 * units.US
+    eager_layer_launch_s: float = 50.0 * units.US
+    """Host time to launch one layer's kernels in a step run without CUDA graphs (a step above the
+    largest capture size, :mod:`core.timing.step_fixed`) [s]: the GPU cannot run the step's kernels
+    faster than the host launches them, so they take at least layers x this. A physical starting
+    value, not fitted: ~10 kernels a layer at ~5 us of host time each. It binds only where a layer's
+    kernels are shorter than their launches (small models); at the > 512 tokens that leave the graphs
+    a 7B+ model's layer runs for longer, so its launches hide."""
 
     def request_delay_s(self, together=1.0):
         """From a request's send to the engine scheduling it [s]: the request overhead, plus the event
@@ -112,6 +119,7 @@ class Efficiency:
             ("layer_overhead_s", 0.01, "10 ms"),
             ("per_sequence_overhead_s", 0.01, "10 ms"),
             ("allreduce_latency_s", 0.1, "0.1 s"),
+            ("eager_layer_launch_s", 0.01, "10 ms"),
         ):
             value = getattr(self, name)
             if value is not None and not 0 <= value <= high:  # None: left to the release's rule
@@ -190,6 +198,7 @@ def efficiency_fields(eff: Efficiency) -> dict[str, float]:
         "ingest_serial_ms": (eff.ingest_serial_s or 0.0) / units.MS,
         "expert": eff.expert,
         "moe_layer_overhead_us": eff.moe_layer_overhead_s / units.US,
+        "eager_layer_launch_us": eff.eager_layer_launch_s / units.US,
         "measured_scale": eff.measured_scale,
     }
     return {name: round(value, 6) for name, value in fields.items()}

@@ -1,5 +1,6 @@
-"""Each engine's defaults when a flag is not set, by release: the memory fraction, the batch limits
-and the KV block size (sources: each function's docstring; docs/model.md, "Engine releases")."""
+"""Each engine's defaults when a flag is not set, by release: the memory fraction, the batch limits,
+the KV block size and the CUDA-graph capture sizes (sources: each function's docstring; docs/model.md,
+"Engine releases")."""
 
 from __future__ import annotations
 
@@ -200,3 +201,37 @@ def sized_max_model_len(longest_request: int, model_context: int) -> int:
     if longest_request < 1:
         raise ValueError(f"the longest request must be at least 1 token, got {longest_request!r}")
     return min(1 << (int(longest_request) - 1).bit_length(), int(model_context))
+
+
+VLLM_GRAPH_STRIDE_16_FROM = (0, 12, 0)
+"""vLLM captures batch sizes 1, 2, 4, 8..248 step 8 and 256..ceiling step 16 from 0.12.0
+(``_set_cudagraph_sizes``, vllm/config/vllm.py:1074 in 0.12.0, :2590 in 0.33.0); before it 1, 2, 4 and
+multiples of 8 up to the ceiling (vllm/config/__init__.py:551-613 and config/scheduler.py:222-227 in 0.11.0)."""
+VLLM_GRAPH_1024_FROM = (0, 28, 0)
+"""vLLM's graph ceiling is 1024 rather than 512 on data-centre Blackwell (compute capability 10.x) from
+0.28.0 (``is_device_capability_family(100)``, vllm/config/vllm.py:1938 in 0.28.0, :2464 in 0.33.0; absent in 0.27.0)."""
+
+
+def cuda_graph_sizes(release: Release, max_num_seqs: int, max_num_batched_tokens: int, gpu, tp: int) -> tuple:
+    """The batch sizes (tokens per step) the engine captures CUDA graphs for, ascending; () where not
+    modelled (vLLM V0, SGLang before 0.5.3, TensorRT-LLM). A step of up to the largest runs its graph,
+    padded up to the next size; a larger step runs without graphs.
+
+    vLLM V1: ceiling = min(2 x max_num_seqs, 512, or 1024 on compute capability 10.x from 0.28),
+    at most max_num_batched_tokens (:data:`VLLM_GRAPH_STRIDE_16_FROM` for the sizes; speculative
+    decoding's wider decode steps not modelled). SGLang 0.5.3+: 1, 2, 4, 8, 12, 16..256 step 8, 272..496
+    step 16, 512.. step 32 up to cuda_graph_max_bs (:func:`sglang_defaults`; server_args.py
+    ``_generate_cuda_graph_batch_sizes`` in 0.5.6)."""
+    if release.engine == "sglang" and release.at_least((0, 5, 3)):
+        _, ceiling = sglang_defaults(gpu.memory_bytes / units.MiB, tp)
+        sizes = [1, 2, 4, 8, 12, *range(16, 257, 8), *range(272, 512, 16), *range(512, ceiling + 1, 32)]
+        return tuple(size for size in sizes if size <= ceiling)
+    if not release.vllm_v1:
+        return ()
+    blackwell = (gpu.cuda_capability or 0) // 10 == 10 and release.at_least(VLLM_GRAPH_1024_FROM)
+    ceiling = min(2 * max_num_seqs, 1024 if blackwell else 512, max_num_batched_tokens)
+    if release.at_least(VLLM_GRAPH_STRIDE_16_FROM):
+        sizes = [1, 2, 4, *range(8, min(ceiling + 1, 256), 8), *range(256, ceiling + 1, 16)]
+    else:
+        sizes = [1, 2, 4, *range(8, ceiling + 1, 8)]
+    return tuple(size for size in sizes if size <= ceiling)

@@ -9,6 +9,7 @@ __all__ = [
     "host_link",  # reads over PCIe from host memory
     "kernel_rates",  # Rate, gemm_fraction, gemv_bandwidth_fraction, attention fractions from measured tables
     "kernel_speed",  # KernelSpeed, kernel_speed: a deployment's measured GEMM and MoE rates by shape, and its tier
+    "phase_parts",  # PhaseTime, StepWork: what a phase's time is made of
     "phases",  # phase_time, prefill_time, decode_step_time, side_deployments
     "roofline",  # PhaseTime, StepWork, work_time, Roofline (kernel classes added up)
     "steady_state",  # SteadyState, steady_state

@@ -7,18 +7,19 @@ classes add up (a KV read does not hide under a GEMM's compute):
     MoE experts  = max(F_exp / (P x compute eff.), W_exp / (BW x bandwidth eff. x expert eff.))
                    + steps x MoE layers x MoE layer overhead
     attention    = max(F_attn / (P_attn x compute eff.), KV / (BW x bandwidth eff.))
-    GPU time = dense GEMMs + MoE experts + attention
+    kernels  = max(dense GEMMs + MoE experts + attention, eager launches)
+    GPU time = kernels
                + communication (all-reduces, logits gather) + steps x (step overhead + layers x layer overhead)
                + (sequence, step) pairs x host overhead per sequence
                + host-link reads + time of models run beside the target (side_s)
     time     = max(GPU time, (sequence, step) pairs x front-end work per token)
 
-F_dense and W_dense are the matmul FLOPs and weight bytes outside the routed experts (attention
-projections, dense and shared-expert FFNs, the LM head), F_exp and W_exp those of the routed experts the
-step's tokens touch (the grouped GEMMs: their own kernels, reading the experts at the expert efficiency's
-share of the dense bandwidth rate), F_attn the score and value FLOPs and KV the cache bytes read and
-written. The MoE layer overhead is the fixed cost of each MoE layer's routing, top-k, token sort and
-combine kernels in each step.
+F_dense and W_dense are the matmul FLOPs (over the rows of the step's CUDA graph, :mod:`core.timing.step_fixed`)
+and weight bytes outside the routed experts (attention projections, dense and shared-expert FFNs, the LM head),
+F_exp and W_exp those of the routed experts the step's tokens touch (the grouped GEMMs: their own kernels,
+reading the experts at the expert efficiency's share of the dense bandwidth rate), F_attn the score and value
+FLOPs and KV the cache bytes read and written. The MoE layer overhead is the fixed cost of each MoE layer's
+routing, top-k, token sort and combine kernels in each step.
 
 The front end (API server: detokenizing, streaming) runs in its own process: it bounds a step.
 
@@ -32,9 +33,7 @@ and broadcasts them.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,107 +42,34 @@ from core.spec.support import matmul_peak as matmul_peak_for
 from core.timing.comm import comm_seconds, logits_gather_seconds
 from core.timing.host_link import host_read_seconds
 from core.timing.kernel_speed import kernel_speed
-from core.timing.step_fixed import step_fixed_seconds
+from core.timing.phase_parts import PhaseTime, StepWork  # noqa: F401  (StepWork: re-exported)
+from core.timing.step_fixed import Graphs, step_fixed_seconds
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
 
 
-@dataclass(frozen=True)
-class StepWork:
-    """Work a lever adds to a phase: matmul FLOPs and GPU bytes of the whole replica (split over
-    tp like the model's), and bytes per GPU read over the host link (scalars or arrays)."""
-
-    flops: Any = 0.0
-    weight_bytes: Any = 0.0
-    host_bytes: Any = 0.0
-
-
-@dataclass(frozen=True)
-class PhaseTime:
-    """Time of a phase on one replica [s], with the parts that make it (scalars or arrays)."""
-
-    compute_s: object
-    memory_s: object
-    comm_s: object
-    """All-reduces, the logits gather, pipeline sends and all-to-alls [s] (:mod:`core.timing.comm`)."""
-    overhead_s: object
-    flops: object
-    """FLOPs one GPU executes in the phase [FLOP]."""
-    bytes_moved: object
-    """Bytes one GPU reads or writes from memory in the phase [bytes]."""
-    kv_bytes: object = 0.0
-    """The part of ``bytes_moved`` that is KV cache (and a hybrid's state) rather than weights [bytes]."""
-    host_s: object = 0.0
-    """Reading data held in host memory over the host link (offloaded weights, spilled KV) [s]."""
-    side_s: object = 0.0
-    """Models run beside the target in the same steps (a speculative proposer) [s]."""
-    frontend_s: object = 0.0
-    """The API server's work on the tokens the phase streams, in its own process [s]."""
-    kernels_s: object = None
-    """The kernel classes' rooflines added up (dense GEMMs + MoE experts + attention) [s]; None: the
-    phase is one roofline, max(compute_s, memory_s)."""
-    moe_s: object = 0.0
-    """The part of ``kernels_s`` that is the routed experts' grouped GEMMs and MoE layer overhead [s]."""
-    attention_s: object = 0.0
-    """The part of ``kernels_s`` that is attention: max(score and value FLOPs, KV bytes) [s]."""
-    attention_flops: object = 0.0
-    """The part of ``flops`` that is attention's scores and values [FLOP]."""
-    expert_flops: object = 0.0
-    """The part of ``flops`` that is the routed experts' grouped GEMMs [FLOP]."""
-    expert_bytes: object = 0.0
-    """The part of ``bytes_moved`` that is routed-expert weights [bytes]."""
-    gather_s: object = 0.0
-    """The part of ``comm_s`` that gathers the LM head's logits over the tensor-parallel GPUs [s]."""
-
-    @property
-    def kernel_seconds(self):
-        """The GPU kernels' time: each kernel class's roofline, added up."""
-        if self.kernels_s is None:
-            return np.maximum(self.compute_s, self.memory_s)
-        return self.kernels_s
-
-    @property
-    def gpu_seconds(self):
-        """The engine's time: kernels, all-reduces, step and host overheads, host reads, side models."""
-        return self.kernel_seconds + self.comm_s + self.overhead_s + self.host_s + self.side_s
-
-    @property
-    def seconds(self):
-        return np.maximum(self.gpu_seconds, self.frontend_s)
-
-    def per(self, count) -> PhaseTime:
-        """Every part divided by ``count`` (e.g. per emitted token of a speculative step)."""
-        return PhaseTime(
-            **{
-                f.name: None if getattr(self, f.name) is None else np.asarray(getattr(self, f.name)) / count
-                for f in dataclasses.fields(self)
-            }
-        )
-
-    @property
-    def bound(self):
-        """'compute' or 'memory' (bandwidth), whichever roofline term is larger."""
-        label = np.where(np.asarray(self.compute_s) >= np.asarray(self.memory_s), "compute", "memory")
-        return label if label.ndim else str(label)
-
-
-def work_time(dep: Deployment, **work) -> PhaseTime:
+def work_time(dep: Deployment, graphs: bool = False, **work) -> PhaseTime:
     """The roofline of given work on one replica (:meth:`Roofline.__call__`, whose keywords
-    ``work`` takes) for a deployment timed once."""
-    return Roofline(dep)(**work)
+    ``work`` takes) for a deployment timed once; ``graphs``: steps of whole tokens in the engine's
+    CUDA graphs (:class:`Roofline`)."""
+    return Roofline(dep, graphs)(**work)
 
 
 class Roofline:
     """:func:`work_time` of one deployment, its peaks and efficiencies read once, and
-    :meth:`step_times` for the simulator's runs of steps."""
+    :meth:`step_times` for the simulator's runs of steps. With ``graphs`` (the simulator's steps, of
+    whole tokens) a step runs in the engine's CUDA graphs (:mod:`core.timing.step_fixed`); without (the
+    static estimate, whose running batch is a mean the real one fluctuates around) its curves stay
+    smooth in the batch."""
 
-    def __init__(self, dep: Deployment) -> None:
+    def __init__(self, dep: Deployment, graphs: bool = False) -> None:
         self.dep, self.gpu, self.eff, self.tp = dep, dep.gpu, dep.efficiency, dep.parallel.tp
         self.matmul_peak, _ = matmul_peak_for(dep.gpu, dep.weights)
         self.attention_peak, _ = dep.gpu.flops_for(ACTIVATION_PRECISION)
         self.levers = dep.lever_models
         self.step_fixed_s = step_fixed_seconds(dep)
+        self.graphs = Graphs(dep if graphs else None)
         self.moe_layer_s = dep.model.num_moe_layers * dep.efficiency.moe_layer_overhead_s
         eff = dep.efficiency
         self.rates = (
@@ -156,14 +82,17 @@ class Roofline:
         moe = dep.model.moe
         self.expert_tokens = moe.experts_per_token / moe.num_experts if moe is not None else 0.0
 
-    def gemm_parts(self, dense_f, dense_b, expert_f, expert_b, m) -> tuple:
+    def gemm_parts(self, dense_f, dense_b, expert_f, expert_b, m, decode=True) -> tuple:
         """(dense GEMMs' compute, their weight reads, the MoE kernels' compute, their expert reads) [s]
-        for per-GPU FLOPs and bytes of steps of ``m`` tokens: at the measured rates where a table
+        for per-GPU FLOPs and bytes of steps of ``m`` tokens (``decode``: one a sequence, padded to the CUDA
+        graph's rows): at the measured rates where a table
         applies (:mod:`core.timing.kernel_speed`), else at the constant efficiencies (the MoE
         kernels read the experts at the expert efficiency's share of the dense bandwidth rate)."""
         compute_rate, _, read_rate = self.rates
+        padding = self.graphs.padding(m, decode)  # a CUDA graph's padded rows: their GEMM FLOPs only
+        dense_f = dense_f * padding
         if self.speed.gemm is not None:
-            flops_rate, bytes_rate = self.speed.gemm(m)
+            flops_rate, bytes_rate = self.speed.gemm(m * padding)
             dense = (dense_f / flops_rate, dense_b / bytes_rate)
         else:
             dense = (dense_f / compute_rate, dense_b / read_rate)
@@ -210,18 +139,20 @@ class Roofline:
         _, attention_rate, read_rate = self.rates
         steps = np.asarray(steps, dtype=float)
         per_step = np.asarray(tokens, dtype=float) / steps  # the GEMMs' M
-        gemm_f, gemm_b, expert_fs, expert_bs = self.gemm_parts(dense_f, dense_b, expert_f, expert_b, per_step)
+        decode = np.asarray(sequence_steps, dtype=float) == np.asarray(tokens, dtype=float)  # one token a sequence
+        gemm_f, gemm_b, expert_fs, expert_bs = self.gemm_parts(dense_f, dense_b, expert_f, expert_b, per_step, decode)
         attention_f, kv_b = attention / attention_rate, kv_per_gpu / read_rate
         moe_s = np.maximum(expert_fs, expert_bs) + steps * self.moe_layer_s
         attention_s = np.maximum(attention_f, kv_b)
         kernels = attention_s + (np.maximum(gemm_f, gemm_b) + moe_s)
+        kernels = np.maximum(kernels, self.graphs.eager_floor(per_step, steps))  # launched one by one
         return PhaseTime(
             compute_s=gemm_f + attention_f + expert_fs,
             memory_s=gemm_b + kv_b + expert_bs,
             comm_s=comm_seconds(dep, tokens, steps, sequence_steps) if comm_s is None else comm_s,
             overhead_s=steps * self.step_fixed_s
             + np.asarray(sequence_steps, dtype=float) * eff.per_sequence_overhead_s,
-            flops=dense_f + expert_f + attention,
+            flops=dense_f * self.graphs.padding(per_step, decode) + expert_f + attention,
             bytes_moved=dense_b + expert_b + kv_per_gpu,
             kv_bytes=kv_per_gpu,
             host_s=host_read_seconds(gpu, eff, host),
@@ -259,7 +190,7 @@ class Roofline:
     ) -> tuple:
         """The scalar parts of one step of ``tokens`` sequences of one new token each, for
         :meth:`step_times`: (dense GEMMs and MoE experts seconds, seconds added to the kernels,
-        front-end seconds), with the levers' work."""
+        front-end seconds, the kernels' least time), with the levers' work."""
         eff, tp = self.eff, self.tp
         linear, weights, host_bytes = self._with_levers(linear, weights, 0.0, tokens, tokens, 1.0)
         gemm_f, gemm_b, expert_fs, expert_bs = self.gemm_parts(
@@ -276,7 +207,7 @@ class Roofline:
             self.step_fixed_s + tokens * eff.per_sequence_overhead_s,
             host_read_seconds(self.gpu, eff, host_bytes),
         )
-        return dense + experts, added, tokens * eff.frontend_per_token_s
+        return dense + experts, added, tokens * eff.frontend_per_token_s, self.graphs.eager_floor(tokens, 1.0)
 
     def step_times(self, attention: np.ndarray, kv_per_gpu: np.ndarray, terms: tuple) -> np.ndarray:
         """``self(..., steps=1.0, sequence_steps=tokens, comm_s=comm_s).seconds`` of the work that
@@ -284,7 +215,7 @@ class Roofline:
         [s]: the same arithmetic, in place on the two arrays (which it uses up), without the other
         parts of a PhaseTime and without adding terms that are exactly zero (the simulator evaluates
         it for every run of decode steps)."""
-        gemms_s, added, frontend_s = terms
+        gemms_s, added, frontend_s, least_s = terms
         _, attention_rate, read_rate = self.rates
         seconds, memory = attention, kv_per_gpu
         if self.tp != 1:
@@ -293,6 +224,8 @@ class Roofline:
         memory /= read_rate
         np.maximum(seconds, memory, out=seconds)
         seconds += gemms_s
+        if least_s:
+            np.maximum(seconds, least_s, out=seconds)
         for term in added:
             if term:
                 seconds += term
