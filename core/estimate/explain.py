@@ -85,8 +85,8 @@ def roofline_chain(phase: PhaseTime, dep) -> tuple[str, str]:
     plus = "".join(rf" + {ms(value)}" for _, value in added)
     values = rf"{lin} + {attn}{plus} = {ms(gemm_s)} + {ms(attention_s)}{plus}\ \text{{ms}}{moe_note}"
     frontend = float(phase.frontend_s)
-    if frontend > float(phase.gpu_seconds):  # the API server, in its own process, is the slower
-        symbols = rf"\max\left({symbols}, T_{{frontend}}\right)"
+    if frontend > float(phase.gpu_seconds):  # the API server, in its own process, delivers slower than the engine
+        symbols = rf"\max\left({symbols}, T_{{delivery}}\right)"
         values += rf"\ \text{{ms, below the front end's}}\ {ms(frontend)}"
     return symbols, values
 

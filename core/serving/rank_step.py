@@ -58,7 +58,7 @@ def rank_step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> f
         sequence_steps=float(count),
         frontend_steps=float(dp * count),
     )
-    return float(phase.seconds)
+    return float(phase.gpu_seconds)
 
 
 class RankSteps:

@@ -7,7 +7,9 @@ allow and free KV blocks hold their first chunk. When a decoding request needs a
 free, the most recently admitted request is preempted (its KV freed; it re-prefills prompt +
 generated tokens later, as vLLM's recompute does). A step lasts the core's roofline time for its
 mix of tokens, attention pairs and KV reads (:mod:`core.serving.step_cost` on
-:func:`core.timing.roofline.work_time`), so the static and simulated views agree.
+:func:`core.timing.roofline.work_time`), so the static and simulated views agree. The API server
+delivers each step's streamed tokens in its own process (:mod:`core.serving.delivery`): what the
+clients see (first tokens, gaps, ends, a closed loop's next request) runs on its clock, the engine on its own.
 
 Levers enter as they do in the static model: a request is admitted with its cached prompt tokens
 computed and shared prefix blocks held once; a step's roofline carries the levers' work (host reads
@@ -34,6 +36,7 @@ from core.memory.capacity import kv_capacity
 from core.memory.request_kv import cached_prompt_tokens, kv_bytes_per_token_all, shared_prefix_tokens
 from core.memory.state import kv_block_size
 from core.serving.arrivals import Arrivals
+from core.serving.delivery import FrontEnd
 from core.serving.rank_step import RankStepTimer
 from core.serving.scheduler import Engine
 from core.serving.sim_result import SimResult
@@ -87,6 +90,7 @@ def simulate(
     engine = Engine(dep, prompt, answer, blocks, capacity, hit, shared)
     delay = dep.efficiency.request_overhead_s
     arrivals = Arrivals(traffic, num_requests, rng, delay, dep.efficiency.ingest_serial_s or 0.0)
+    front = FrontEnd(dep.efficiency.frontend_per_token_s * ranks)  # the API server streams every rank's tokens
     clock = in_system = 0.0
     steps = done = 0
     series = []
@@ -114,7 +118,12 @@ def simulate(
             in_system += engine.in_system * elapsed
             clock += elapsed
             steps += len(durations)
-            emitting = engine.advance_decodes(decoding, durations, clock)
+            seen = clock  # when the clients have the last tokens (core.serving.delivery)
+            if front.per_token:
+                before = front.last
+                delivered = front.run(clock - elapsed + np.cumsum(durations), decoding.size)
+                durations, seen = np.diff(delivered, prepend=before), float(delivered[-1])
+            emitting = engine.advance_decodes(decoding, durations, seen)
             ends = len(durations) >= remaining.min()  # a run shorter than every remaining answer finishes none
         else:
             chunk_ids = [r for r, _ in chunks]
@@ -124,11 +133,18 @@ def simulate(
             in_system += engine.in_system * duration
             clock += duration
             steps += 1
-            emitting = engine.advance(decoding, chunk_ids, chunk_sizes, clock)
+            seen = clock
+            if front.per_token:
+                done_prompts = sum(
+                    engine.cached[r] + n >= engine.target[r] for r, n in zip(chunk_ids, chunk_sizes, strict=True)
+                )
+                seen = front.step(clock, decoding.size + int(done_prompts))
+            emitting = engine.advance(decoding, chunk_ids, chunk_sizes, seen)
             ends = True
-        finished = engine.retire(emitting, clock) if ends else 0
+        finished = engine.retire(emitting, seen) if ends else 0
         done += finished
-        arrivals.finished(finished, clock)
+        in_system += finished * (seen - clock)  # finished in the engine, in flight to the client
+        arrivals.finished(finished, seen)
         series.append((clock, len(engine.waiting), len(engine.running), engine.used / capacity))
 
     times = np.array(series)

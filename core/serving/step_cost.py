@@ -107,7 +107,6 @@ class StepModel:
         self.s_per_kv_token = self.s_per_kv_byte * self.kv_per_token
         self.overhead = float(work_time(own, **unit).overhead_s)
         self.s_per_scheduled = float(work_time(own, **{**unit, "sequence_steps": 1.0}).overhead_s) - self.overhead
-        self.s_frontend = float(work_time(own, **{**unit, "sequence_steps": 1.0}).frontend_s)
         self.tp, self.moe_layer_s = tp, self.roofline.moe_layer_s
 
     def _lever_terms(self, tokens: float, sequences: int) -> tuple[float, float, float]:
@@ -176,8 +175,9 @@ class StepModel:
         """One step of one token for sequences on ``decoding`` cached tokens each, and prompt chunks
         of (new, cached) tokens [s].
 
-        Plain floats on work_time's unit responses: max(compute, memory) + all-reduce + overhead,
-        bounded below by the front end's work, as PhaseTime.seconds composes them (tests check both
+        Plain floats on work_time's unit responses: max(compute, memory) + all-reduce + overhead, the
+        engine's step as PhaseTime.gpu_seconds composes them (the front end delays delivery, not the step:
+        :mod:`core.serving.delivery`; tests check both
         paths agree). The sums are exact integers: a sequence's new tokens attend to its cached ones
         and to each other, new x cached + new (new + 1) / 2 pairs
         (:func:`core.timing.work.attended_pairs`).
@@ -214,7 +214,7 @@ class StepModel:
         kv = kv_tokens * self.s_per_kv_token + sequences * self.state_traffic * self.s_per_kv_byte
         kernels = max(max(pairs * self.s_per_pair, kv) + gemms, self.roofline.graphs.eager_floor(tokens, 1.0))
         gpu = kernels + comm + self.overhead + host_s + sequences * self.s_per_scheduled
-        return max(gpu, sequences * self.s_frontend)
+        return gpu
 
 
 def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
@@ -234,7 +234,7 @@ def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
         steps=1.0,
         sequence_steps=float(len(new)),
     )
-    return float(phase.seconds)
+    return float(phase.gpu_seconds)  # the engine's step; the front end delays delivery (core.serving.delivery)
 
 
 MAX_RUN_CELLS = 400_000  # requests x steps evaluated at once in a decode-only run

@@ -40,7 +40,7 @@ class PhaseTime:
     side_s: object = 0.0
     """Models run beside the target in the same steps (a speculative proposer) [s]."""
     frontend_s: object = 0.0
-    """The API server's work on the tokens the phase streams, in its own process [s]."""
+    """The API server's work delivering the tokens the phase streams, in its own process [s]."""
     kernels_s: object = None
     """The kernel classes' rooflines added up (dense GEMMs + MoE experts + attention) [s]; None: the
     phase is one roofline, max(compute_s, memory_s)."""
@@ -71,6 +71,8 @@ class PhaseTime:
 
     @property
     def seconds(self):
+        """What the client observes of the phase: the engine's time, or the API server's delivery of
+        the streamed tokens when that is longer (the front end lags delivery, it does not slow the engine)."""
         return np.maximum(self.gpu_seconds, self.frontend_s)
 
     def per(self, count) -> PhaseTime:

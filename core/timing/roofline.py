@@ -12,7 +12,7 @@ classes add up (a KV read does not hide under a GEMM's compute):
                + communication (all-reduces, logits gather) + steps x (step overhead + layers x layer overhead)
                + (sequence, step) pairs x host overhead per sequence
                + host-link reads + time of models run beside the target (side_s)
-    time     = max(GPU time, (sequence, step) pairs x front-end work per token)
+    delivery = max(GPU time, (sequence, step) pairs x front-end work per token)   (what the client observes)
 
 F_dense and W_dense are the matmul FLOPs (over the rows of the step's CUDA graph, :mod:`core.timing.step_fixed`)
 and weight bytes outside the routed experts (attention projections, dense and shared-expert FFNs, the LM head),
@@ -21,7 +21,10 @@ reading the experts at the expert efficiency's share of the dense bandwidth rate
 FLOPs and KV the cache bytes read and written. The MoE layer overhead is the fixed cost of each MoE layer's
 routing, top-k, token sort and combine kernels in each step.
 
-The front end (API server: detokenizing, streaming) runs in its own process: it bounds a step.
+The front end (API server: detokenizing, streaming) runs in its own process: it does not slow the
+engine, it delays delivery; a step's tokens reach the clients no faster than it streams them. The
+static estimate takes the longer of the two per step (what bursts and closed loops settle to); the
+simulator runs the engine on GPU time and the front end's queue beside it (:mod:`core.serving.delivery`).
 
 Work is per GPU: tensor parallel divides FLOPs and weight bytes by tp (KV bytes per GPU follow
 the head split); with data-parallel attention the work passed in is one rank's. The levers that
@@ -190,7 +193,7 @@ class Roofline:
     ) -> tuple:
         """The scalar parts of one step of ``tokens`` sequences of one new token each, for
         :meth:`step_times`: (dense GEMMs and MoE experts seconds, seconds added to the kernels,
-        front-end seconds, the kernels' least time), with the levers' work."""
+        the kernels' least time), with the levers' work."""
         eff, tp = self.eff, self.tp
         linear, weights, host_bytes = self._with_levers(linear, weights, 0.0, tokens, tokens, 1.0)
         gemm_f, gemm_b, expert_fs, expert_bs = self.gemm_parts(
@@ -207,15 +210,15 @@ class Roofline:
             self.step_fixed_s + tokens * eff.per_sequence_overhead_s,
             host_read_seconds(self.gpu, eff, host_bytes),
         )
-        return dense + experts, added, tokens * eff.frontend_per_token_s, self.graphs.eager_floor(tokens, 1.0)
+        return dense + experts, added, self.graphs.eager_floor(tokens, 1.0)
 
     def step_times(self, attention: np.ndarray, kv_per_gpu: np.ndarray, terms: tuple) -> np.ndarray:
-        """``self(..., steps=1.0, sequence_steps=tokens, comm_s=comm_s).seconds`` of the work that
-        gave ``terms`` (:meth:`step_terms`), one step per entry of ``attention`` and ``kv_per_gpu``
+        """``self(..., steps=1.0, sequence_steps=tokens, comm_s=comm_s).gpu_seconds`` (the engine's step) of the
+        work that gave ``terms`` (:meth:`step_terms`), one step per entry of ``attention`` and ``kv_per_gpu``
         [s]: the same arithmetic, in place on the two arrays (which it uses up), without the other
         parts of a PhaseTime and without adding terms that are exactly zero (the simulator evaluates
         it for every run of decode steps)."""
-        gemms_s, added, frontend_s, least_s = terms
+        gemms_s, added, least_s = terms
         _, attention_rate, read_rate = self.rates
         seconds, memory = attention, kv_per_gpu
         if self.tp != 1:
@@ -229,4 +232,4 @@ class Roofline:
         for term in added:
             if term:
                 seconds += term
-        return np.maximum(seconds, frontend_s, out=seconds)
+        return seconds

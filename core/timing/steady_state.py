@@ -9,10 +9,11 @@ t_mix(B, c) = one plain step of B decodes plus a chunk of c prompt tokens (the r
 k = ceil(I / (N - B)) chunks of c = I / k tokens each (the budget the decodes leave; a prompt's new tokens)
 t_p   = k x (t_mix(B, c) - t_mix(B, 0))   the decode time one prompt takes: its chunks' *marginal* cost
 t_in  = k x t_mix(B, c)                     the steps that compute the prompt
-TTFT = (B - 1) / B x TPOT / 2 + t_in + lambda TPOT t_p / k   (a new request waits for the rest of the step in
-       progress, when one of the B - 1 others runs,
+TTFT = (B - 1) / B x TPOT / 2 + t_in + lambda TPOT t_p / k + (B + 1) / 2 x f
+       (a new request waits for the rest of the step in progress, when one of the B - 1 others runs,
        then its k steps, which also carry the chunks of the lambda x TPOT others arriving per step; taken
-       at the operating point of TTFT = t_d + t_in, iterated twice)
+       at the operating point of TTFT = t_d + t_in, iterated twice; then the API server streams the
+       step's B tokens at f each, core.serving.delivery: the last token arrives as late, in E2E)
 TPOT = t_d(B) / (1 - lambda t_p)         (arriving prompts' chunks take their share of the time)
 E2E  = TTFT + (O - 1) TPOT,  lambda = B / E2E   ->  E2E^2 - (B t_p + a + c) E2E + a B t_p = 0
        with a = TTFT, c = (O - 1) t_d(B); the larger root is the stable one
@@ -134,12 +135,15 @@ def steady_state(dep: Deployment, batch, prompt_len: int, answer_len: int) -> St
     busy_share = np.maximum(batch - 1, 0.0) / np.maximum(
         batch, 1.0
     )  # a step is in progress: one of the B - 1 others runs
-    ttft = t_d + t_in  # a first guess: a whole step in progress, no other prompt in the prompt's step
+    # the API server streams a step's B tokens one after another: each reaches its client (B + 1) / 2 x f
+    # after the step on average, the first token and the last alike (core.serving.delivery)
+    lag = (np.maximum(batch, 1.0) + 1) / 2 * dep.efficiency.frontend_per_token_s
+    ttft = t_d + t_in + lag  # a first guess: a whole step in progress, no other prompt in the prompt's step
     for _ in range(2):
         e2e, rate, stable, tpot = _operating_point(batch, t_p, t_d, ttft, answer_len, dp)
         # the rest of the step in progress (on average half of one), then the prompt's steps, which
         # also carry the chunks of the lambda x TPOT others arriving per step (a k-step prompt fills its own)
-        ttft = np.where(stable, busy_share * tpot / 2 + t_in + rate * tpot * t_p / k, t_d + t_in)
+        ttft = np.where(stable, busy_share * tpot / 2 + t_in + rate * tpot * t_p / k, t_d + t_in) + lag
     e2e, rate, stable, tpot = _operating_point(batch, t_p, t_d, ttft, answer_len, dp)
     return SteadyState(
         batch=_scalar(batch),
