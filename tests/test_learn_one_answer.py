@@ -1,0 +1,60 @@
+"""One answer on the Learn page (issue 30, item 4): Learn teaches the TTFT the Explorer heads with, the
+burst's median as vLLM V1 admits it (core/estimate/burst.py), and keeps the static rounds only as the
+labelled teaching simplification. Before: Learn's TTFT was the static last request (22.4 s where the
+Explorer said the median; review 2026-12 §1.4)."""
+
+from __future__ import annotations
+
+import pytest
+from app_helpers import metrics, open_app
+
+from core.estimate.result import estimate
+from core.spec.deployment import Workload
+from ui import fmt
+
+SCENARIOS = [  # query of a link, and the workload it gives
+    ({}, Workload(input_len=2048, output_len=512, batch=8)),  # all fit at once
+    ({"batch": "64"}, Workload(input_len=2048, output_len=512, batch=64)),  # the A10 holds 11: V1 preempts
+]
+
+
+def _result_after(at, title: str) -> str:
+    """The shown result ("= **x**, the number shown") of the explanation whose bold title is ``title``."""
+    texts = [md.value for md in at.markdown]
+    start = texts.index(f"**{title}**")
+    return next(text for text in texts[start:] if text.startswith("= **")).split("**")[1]
+
+
+@pytest.mark.parametrize(("query", "work"), SCENARIOS)
+def test_learn_teaches_the_explorers_headline_ttft(query, work, deploy):
+    at = open_app(**query)
+    headline = metrics(at)["TTFT (median)"]
+    at.switch_page("pages/learn_page.py").run()
+    assert not at.exception
+    assert _result_after(at, "TTFT of a burst: median, P99 and the last request") == headline
+    result = estimate(deploy(model="llama-3.1-8b", gpu="a10", max_model_len=4096), work)
+    burst = result.burst
+    assert headline == fmt.duration(burst.median_s)
+    body = next(md.value for md in at.markdown if "headline TTFT is the median" in md.value)
+    assert f"**{headline}**" in body and fmt.duration(burst.p99_s) in body and fmt.duration(burst.last_s) in body
+    # the static rounds stay, labelled as the simplification, with their own (last-request) number
+    texts = [md.value for md in at.markdown]
+    assert "**The teaching simplification: static rounds (the last request)**" in texts
+    assert _result_after(at, "TTFT: waiting rounds, request overhead and the prefill") == fmt.duration(
+        result.latency.ttft_s
+    )
+
+
+def test_a_memory_bound_burst_shows_a_median_below_the_static_last_request(deploy):
+    """The reproduction's shape: past the KV fit the static last request is well above the median."""
+    result = estimate(deploy(model="llama-3.1-8b", gpu="a10", max_model_len=4096), SCENARIOS[1][1])
+    assert result.burst.source == "simulator"
+    assert result.burst.median_s < 0.8 * result.latency.ttft_s
+
+
+def test_learn_in_chinese_shows_the_same_median():
+    at = open_app(lang="zh", batch="64")
+    headline = next(m.value for m in at.metric if m.label.startswith("TTFT"))
+    at.switch_page("pages/learn_page.py").run()
+    assert not at.exception
+    assert _result_after(at, "突发请求的 TTFT：中位数、P99 与最后一条") == headline
