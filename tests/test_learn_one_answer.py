@@ -58,3 +58,33 @@ def test_learn_in_chinese_shows_the_same_median():
     at.switch_page("pages/learn_page.py").run()
     assert not at.exception
     assert _result_after(at, "突发请求的 TTFT：中位数、P99 与最后一条") == headline
+
+
+def test_the_workshops_tuning_answer_quotes_the_explorers_ttft():
+    """The tuning exercise (16 requests on an A10, memory binds): its baseline TTFT and the memory step quote
+    the Explorer's headline for the same scenario (the median, 3.25 s), not the static last request (28.9 s),
+    and the fixes' TTFT column is the median too."""
+    from core.estimate.advice import fit_suggestions
+    from core.teaching.answers import answer
+    from core.teaching.exercises import exercise
+    from core.teaching.text import Table
+
+    ex = exercise("tuning")
+    at = open_app(**ex.scenario.query())
+    headline = metrics(at)["TTFT (median)"]
+    shown = answer(ex)
+    texts = {step.key: step.render("en") for step in shown.steps if not isinstance(step, Table)}
+    dep, work = ex.scenario.build()
+    result = estimate(dep, work)
+    assert headline == fmt.duration(result.burst.median_s) != fmt.duration(result.latency.ttft_s)
+    assert f"TTFT {headline} (the median" in texts["workshop.tuning_baseline"]
+    assert (
+        headline in texts["workshop.tuning_memory"]
+        and fmt.duration(result.burst.last_s) in texts["workshop.tuning_memory"]
+    )
+    assert fmt.duration(result.latency.ttft_s) not in " ".join(texts.values())
+    assert shown.values["ttft_s"] == result.burst.median_s
+    headers, rows = next(step for step in shown.steps if isinstance(step, Table)).render("en")
+    assert headers[2] == "TTFT (median)"
+    fixes = fit_suggestions(dep, work, result)
+    assert [row[2] for row in rows] == [fmt.duration(s.result.burst.median_s) for s in fixes]
