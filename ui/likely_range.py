@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.estimate.likely import MIN_ROWS, likely_bands
+from core.estimate.likely import MIN_ROWS, gpu_class_of, likely_bands
 from core.estimate.result import Estimate
 from core.spec import units
 from core.timing.kernel_speed import kernel_speed
@@ -35,7 +35,7 @@ def render_likely_range(result: Estimate) -> None:
         t(
             "likely.bands_tier",
             tier=tier_name(kernel_speed(result.deployment).tier),
-            gpu_class=t(f"likely.class_{result.deployment.gpu.memory_type}"),
+            gpu_class=t(f"likely.class_{gpu_class_of(result)}"),
             ttft=spans["ttft_ms"],
             tpot=spans["tpot_ms"],
             rate=spans["output_tokens_per_s"],

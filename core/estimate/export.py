@@ -19,7 +19,7 @@ from typing import Any
 from core.estimate.advice import Suggestion, fit_suggestions
 from core.estimate.answer import estimate_answer
 from core.estimate.export_sections import Quantity, Section, export_sections
-from core.estimate.likely import likely_bands
+from core.estimate.likely import gpu_class_of, likely_bands
 from core.estimate.provenance import deployment_inputs, header_lines, provenance, workload_inputs
 from core.estimate.report import estimate_to_dict
 from core.estimate.result import Estimate
@@ -55,7 +55,7 @@ def likely_ranges(e: Estimate) -> dict[str, Any] | None:
     bands = likely_bands(e)
     if bands is None:
         return None
-    ranges: dict[str, Any] = {"gpu_class": e.deployment.gpu.memory_type, "tier": kernel_speed(e.deployment).tier}
+    ranges: dict[str, Any] = {"gpu_class": gpu_class_of(e), "tier": kernel_speed(e.deployment).tier}
     for key, b in bands.items():
         # four significant figures: an end is no more precise than its factor, and a small one stays > 0
         low, high = (float(f"{end:.4g}") for end in (b.low, b.high))

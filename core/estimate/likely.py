@@ -112,10 +112,16 @@ def headline_values(e: Estimate) -> dict[str, float]:
     }
 
 
+def gpu_class_of(e: Estimate) -> str:
+    """'hbm' or 'gddr' as the catalog says, 'all' for a GPU of neither (a custom GPU without one)."""
+    memory_type = e.deployment.gpu.memory_type
+    return memory_type if memory_type in ("hbm", "gddr") else ALL
+
+
 def likely_bands(e: Estimate) -> dict[str, TierBand] | None:
     """The band of each headline number for the estimate's kernel tier and GPU class; None when one
     of them has none."""
-    tier, gpu_class = kernel_speed(e.deployment).tier, e.deployment.gpu.memory_type
+    tier, gpu_class = kernel_speed(e.deployment).tier, gpu_class_of(e)
     bands = {metric: tier_band(value, metric, tier, gpu_class) for metric, value in headline_values(e).items()}
     if not all(bands.values()):
         return None
