@@ -137,7 +137,6 @@ def render_ttft(result: Estimate, explained: dict) -> None:
             median=fmt.duration(burst.median_s),
             p99=fmt.duration(burst.p99_s),
             last=fmt.duration(burst.last_s),
-            source=t(f"metric.ttft_source_{burst.source}"),
             preemptions=fmt.count(burst.preemptions),
             steps=fmt.count(burst.steps),
         )
