@@ -46,3 +46,11 @@ def test_learn_shows_the_same_line_and_chinese_says_no_preemption():
     assert line in [c.value for c in at.caption]
     zh = open_app(lang="zh", **TUNING.scenario.query())
     assert "最大并发请求数（不抢占）" in metrics(zh)
+
+
+def test_sglang_gets_no_vllm_log_figure():
+    """SGLang logs no "Maximum concurrency" line: the figure beside is the stepped scheduler's, said so."""
+    at = open_app(engine="SGLang", **TUNING.scenario.query())
+    assert not at.exception
+    line = next(c.value for c in at.caption if c.value.startswith("Concurrency: "))
+    assert "the scheduler as the simulator steps it" in line and "start-up log" not in line

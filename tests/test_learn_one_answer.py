@@ -88,3 +88,27 @@ def test_the_workshops_tuning_answer_quotes_the_explorers_ttft():
     assert headers[2] == "TTFT (median)"
     fixes = fit_suggestions(dep, work, result)
     assert [row[2] for row in rows] == [fmt.duration(s.result.burst.median_s) for s in fixes]
+
+
+def test_the_burst_explanation_is_three_figures_not_a_chain(deploy):
+    """The How of the headline: last, P99 and the median side by side (braced, so the page's line breaking
+    never shows "TTFT_last = 28,236, TTFT_p99" as one equality), ending with the median shown."""
+    from core.estimate.explain import explain, ms
+    from ui.explain import aligned
+
+    result = estimate(deploy(model="llama-3.1-8b", gpu="a10", max_model_len=4096), SCENARIOS[1][1])
+    values = explain(result)["ttft_burst"].values
+    assert aligned(values) == values
+    figures = values.split(r"\quad")[0]
+    assert rf"{{\text{{TTFT}}_{{last}} = {ms(result.burst.last_s)}}}" in figures  # braced: no chain
+    assert figures.rstrip(" \\").endswith(rf"\text{{TTFT}}_{{p50}} = {ms(result.burst.median_s)}\ \text{{ms}}")
+
+
+def test_the_knee_exercise_says_its_ttft_is_the_static_last_request():
+    from core.teaching.answers import answer
+    from core.teaching.exercises import exercise
+
+    gain = next(step for step in answer(exercise("knee")).steps if getattr(step, "key", "") == "workshop.knee_gain")
+    text = gain.render("en")
+    assert "the static rounds' last request, not the Explorer's median" in text
+    assert "最后一条" in gain.render("zh")
