@@ -20,6 +20,7 @@ from core.validation.sensitivity import sensitivity
 from ui import charts, fmt, sim_charts, speed_charts
 from ui.answer import show_answer
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
+from ui.concurrency_note import render_concurrency_line
 from ui.download import download_button
 from ui.explain import explain_memory_popover, explain_popover
 from ui.figure import chart
@@ -78,6 +79,7 @@ cells = [col for _ in range(0, len(headlines), 3) for col in st.columns(3)]
 for col, (label, shown, help_text, key) in zip(cells, headlines, strict=True):
     col.metric(label, shown, help=help_text)
     explain_popover(explained, key, shown, col)
+render_concurrency_line(result)  # beside the headline: V1's figure and the one vLLM logs (ui/concurrency_note.py)
 
 loop = result.closed_loop
 if loop.stable:

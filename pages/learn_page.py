@@ -12,6 +12,7 @@ from core.memory.kv import mha_equivalent_kv_bytes_per_token
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Workload
 from ui import charts, fmt
+from ui.concurrency_note import render_concurrency_line
 from ui.explain import show_explanation
 from ui.figure import chart
 from ui.i18n import t
@@ -45,6 +46,7 @@ st.subheader(t("learn.concurrency_heading"))
 show_explanation(explained["kv_budget"], fmt.gib(mem.kv_budget))
 show_explanation(explained["max_concurrency"], f"{fmt.count(kv.max_concurrency_at_request_len)} {t('unit.requests')}")
 st.caption(t("learn.concurrency_caption", release=dep.engine.release.name))
+render_concurrency_line(result)  # what V1 runs and what vLLM logs, beside the figure without preemption
 if mem.lever_gpu or mem.host_kv or kv.shared_prefix_bytes:
     st.caption(t("learn.concurrency_levers_caption"))
 

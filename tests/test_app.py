@@ -50,7 +50,7 @@ def test_explorer_numbers_are_cores(app, deploy):
     # the burst as V1 admits it: the median, as vllm bench serve prints it (not the static rounds' last)
     assert shown["TTFT (median)"] == fmt.duration(expected.burst.median_s)
     assert shown["Throughput"] == fmt.rate(expected.throughput.output_tokens_per_s)
-    assert shown["Max concurrent requests"] == fmt.count(expected.kv.max_concurrency_at_request_len)
+    assert shown["Max concurrent requests without preemption"] == fmt.count(expected.kv.max_concurrency_at_request_len)
     assert shown["Fits"] == ("yes" if expected.fits else "no")
 
 

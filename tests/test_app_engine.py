@@ -21,7 +21,9 @@ def test_sglang_numbers_are_cores_with_its_default_fraction(deploy, catalog):
     fraction = default_memory_fraction(release, catalog.gpu("a10").memory_bytes, 1)
     expected = estimate(deploy(**DEFAULT, release=release, gpu_memory_utilization=fraction), DEFAULT_WORK)
     assert metrics(at)["TPOT"] == fmt.duration(expected.latency.tpot_s)
-    assert metrics(at)["Max concurrent requests"] == fmt.count(expected.kv.max_concurrency_at_request_len)
+    assert metrics(at)["Max concurrent requests without preemption"] == fmt.count(
+        expected.kv.max_concurrency_at_request_len
+    )
     assert any("SGLang 0.5.5" in c.value for c in at.caption)
     assert at.sidebar.slider(key="util").value == fraction
 

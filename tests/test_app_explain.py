@@ -13,7 +13,7 @@ from ui import fmt
 
 HEADLINES = {  # Explorer metric label -> its explanation's popover key
     "Fits": "fits",
-    "Max concurrent requests": "max_concurrency",
+    "Max concurrent requests without preemption": "max_concurrency",
     "TTFT (median)": "ttft_burst",
     "TPOT": "tpot",
     "Throughput": "throughput",

@@ -47,7 +47,7 @@ def _switch(at: AppTest, page: str) -> None:
 def _shown(e) -> dict[str, str]:
     """The Explorer's headline metrics for estimate ``e``, formatted as the page formats them."""
     return {
-        "Max concurrent requests": count(e.kv.max_concurrency_at_request_len),
+        "Max concurrent requests without preemption": count(e.kv.max_concurrency_at_request_len),
         "TTFT (median)": duration(e.burst.median_s),
         "TPOT": duration(e.latency.tpot_s),
         "Throughput": rate(e.throughput.output_tokens_per_s),

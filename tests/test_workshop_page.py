@@ -84,7 +84,7 @@ def test_the_load_button_puts_the_scenario_in_the_sidebar_and_the_explorer_shows
     assert not at.exception
     result = estimate(*s.build())
     shown = metrics(at)
-    assert shown["Max concurrent requests"] == fmt.count(result.kv.max_concurrency_at_request_len)
+    assert shown["Max concurrent requests without preemption"] == fmt.count(result.kv.max_concurrency_at_request_len)
     assert shown["TTFT (median)"] == fmt.duration(result.burst.median_s)  # the burst as V1 admits it
     assert shown["TPOT"] == fmt.duration(result.latency.tpot_s)
     assert shown["Throughput"] == fmt.rate(result.throughput.output_tokens_per_s)

@@ -59,6 +59,10 @@ TEX_WORDS = {  # words inside the formulas' \text{}: core writes them in English
     "tokens/step": "tex_tokens_per_step",
     "state/request": "tex_state_request",
     "state/layer": "tex_state_layer",
+    "of B requests sent at t = 0, V1 admission stepped": "tex_burst_sent",  # data/messages/learn30.toml
+    "steps": "tex_steps",
+    "preemptions": "tex_preemptions",
+    "rounds of": "tex_rounds_of",
 }
 
 

@@ -11,6 +11,7 @@ __all__ = [
     "explain_memory",  # the memory numbers' explanations
     "export",  # the Explorer's view as Markdown, HTML, JSON and CSV files
     "export_sections",  # those files' sections: Section, Quantity, export_sections
+    "likely",  # likely ranges of the headline numbers by kernel tier (likely_bands, tier_band)
     "provenance",  # date, tool version, restoring link and plain-words inputs of every export
     "report",  # estimate_to_dict, format_estimate, model_to_dict, gpu_to_dict
     "result",  # Estimate, estimate

@@ -50,6 +50,9 @@ class BurstTtft:
     tpot_mean_s: float | None = None
     """Mean per-request TPOT, (E2E - TTFT) / (O - 1), as a benchmark prints it: the first admitted decode
     while the others' prompts are computed, so it exceeds one decode step of B (None from rounds)."""
+    peak_running: int | None = None
+    """Most requests running at once in the stepped burst (the simulator's sampled series, 2,000 points):
+    V1 admits on the prompt's blocks, so it can exceed the KV fit at full length (None from rounds)."""
 
 
 def burst_ttft(e: Estimate) -> BurstTtft:
@@ -88,6 +91,7 @@ def _stepped(dep: Deployment, batch: int, input_len: int, output_len: int) -> Bu
         preemptions=int(sim.preemptions),
         steps=int(sim.steps),
         tpot_mean_s=float(np.mean(sim.tpot)) if sim.tpot.size else None,
+        peak_running=int(sim.series_running.max()) if sim.series_running.size else None,
     )
 
 

@@ -149,11 +149,15 @@ def ttft_burst(result) -> Explanation:
     )
     return Explanation(
         "ttft_burst",
-        r"\text{TTFT}_{last},\ \text{TTFT}_{p99},\ \text{TTFT}_{p50}\ \text{of}\ B\ \text{requests sent at}\ t = 0"
-        r"\ \text{(V1 admission stepped)}",
-        rf"\text{{TTFT}}_{{last}} = {ms(burst.last_s)},\ \text{{TTFT}}_{{p99}} = {ms(burst.p99_s)},"
-        rf"\ \text{{TTFT}}_{{p50}} = {ms(burst.median_s)}\ \text{{ms}}\quad (B = {work.batch},\ I = {work.input_len},"
-        rf"\ O = {work.output_len},\ N = {budget},\ \text{{max\_num\_seqs}} = {seqs};\ {how})",
+        r"\text{TTFT}_{last},\ \text{TTFT}_{p99},\ \text{TTFT}_{p50}"
+        r"\ \text{of B requests sent at t = 0, V1 admission stepped}",
+        # the first two in braces and the remark on its own line: three figures side by side, not a chain of
+        # equalities to break at "=", ending with the median, the number shown
+        r"\begin{gathered}"
+        rf"{{\text{{TTFT}}_{{last}} = {ms(burst.last_s)}}},\ {{\text{{TTFT}}_{{p99}} = {ms(burst.p99_s)}}},"
+        rf"\ \text{{TTFT}}_{{p50}} = {ms(burst.median_s)}\ \text{{ms}} \\ \quad (B = {work.batch},"
+        rf"\ I = {work.input_len},\ O = {work.output_len},\ N = {budget},\ \mathtt{{max\_num\_seqs}} = {seqs};\ {how})"
+        r"\end{gathered}",
         burst.median_s,
         "s",
         "core/estimate/burst.py, core/serving/simulate.py; docs/model.md, Latency and throughput",

@@ -19,11 +19,12 @@ from typing import Any
 from core.estimate.advice import Suggestion, fit_suggestions
 from core.estimate.answer import estimate_answer
 from core.estimate.export_sections import Quantity, Section, export_sections
+from core.estimate.likely import gpu_class_of, likely_bands
 from core.estimate.provenance import deployment_inputs, header_lines, provenance, workload_inputs
 from core.estimate.report import estimate_to_dict
 from core.estimate.result import Estimate
 from core.messages import message
-from core.validation.uncertainty import band
+from core.timing.kernel_speed import kernel_speed
 
 FILE_STEM = "llm-estimate"
 MIME_TYPES = {"md": "text/markdown", "html": "text/html", "json": "application/json", "csv": "text/csv"}
@@ -47,23 +48,26 @@ class ExportDocument:
     """The page's answer sentence (:func:`core.estimate.answer.estimate_answer`), first in every file."""
 
 
-def likely_ranges(data: dict[str, Any], gpu_class: str) -> dict[str, Any] | None:
-    """The validation set's factor bands (value / k to value x k, :func:`core.validation.uncertainty.band`)
-    around TTFT, TPOT [ms] and output tokens/s, as the Explorer shows them: all three, or None when
-    a metric has too few validation rows."""
-    values = {
-        "ttft_ms": data["latency"]["ttft_ms"],
-        "tpot_ms": data["latency"]["tpot_ms"],
-        "output_tokens_per_s": data["throughput"]["output_tokens_per_s"],
-    }
-    bands = {key: band(value, key, gpu_class) for key, value in values.items()}
-    ranges: dict[str, Any] = {"gpu_class": gpu_class}
+def likely_ranges(e: Estimate) -> dict[str, Any] | None:
+    """The validation set's factor bands of the estimate's kernel tier (value / k to value x k,
+    :func:`core.estimate.likely.likely_bands`) around TTFT (the burst's median), TPOT [ms] and output
+    tokens/s, as the Explorer shows them: all three, or None when a metric has too few validation rows."""
+    bands = likely_bands(e)
+    if bands is None:
+        return None
+    ranges: dict[str, Any] = {"gpu_class": gpu_class_of(e), "tier": kernel_speed(e.deployment).tier}
     for key, b in bands.items():
-        if b is None:
-            return None
         # four significant figures: an end is no more precise than its factor, and a small one stays > 0
         low, high = (float(f"{end:.4g}") for end in (b.low, b.high))
-        ranges[key] = {"low": low, "high": high, "factor": b.factor, "rows": b.rows}
+        factor = round(b.factor, 4)
+        ranges[key] = {
+            "low": low,
+            "high": high,
+            "factor": factor,
+            "rows": b.rows,
+            "tier": b.tier,
+            "gpu_class": b.gpu_class,
+        }
     return ranges
 
 
@@ -95,7 +99,7 @@ def export_document(
         needed = not (e.fits and e.engine_starts)
         suggestions = fit_suggestions(e.deployment, e.workload, e) if needed else []
     data = estimate_to_dict(e)
-    ranges = likely_ranges(data, e.deployment.gpu.memory_type)
+    ranges = likely_ranges(e)
     suggested = suggestions_to_dicts(suggestions, lang)
     return ExportDocument(
         lang=lang,

@@ -215,14 +215,15 @@ def _closed_loop(data: dict[str, Any], t: Callable[..., str]) -> Section:
 
 def _ranges(ranges: dict[str, Any], t: Callable[..., str]) -> Section:
     metrics = (
-        ("ttft_ms", "TTFT", "ms"),
+        ("ttft_ms", t("metric.ttft_burst"), "ms"),
         ("tpot_ms", "TPOT", "ms"),
         ("output_tokens_per_s", t("export.output_rate"), "tokens/s"),
     )
     spans = {key: f"{ranges[key]['low']:,} – {ranges[key]['high']:,} {unit}" for key, _, unit in metrics}
     note = t(
-        "val.bands",
-        gpu_class=ranges["gpu_class"].upper(),
+        "likely.bands_tier",
+        tier=t(f"likely.tier_{ranges['tier'].replace(' ', '_')}"),
+        gpu_class=t(f"likely.class_{ranges['gpu_class']}"),
         ttft=spans["ttft_ms"],
         tpot=spans["tpot_ms"],
         rate=spans["output_tokens_per_s"],
