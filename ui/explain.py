@@ -63,6 +63,9 @@ TEX_WORDS = {  # words inside the formulas' \text{}: core writes them in English
     "steps": "tex_steps",
     "preemptions": "tex_preemptions",
     "rounds of": "tex_rounds_of",
+    "ms of all-reduces and sends": "tex_allreduce_sends",  # data/messages/step30.toml
+    "ms gathering the logits: sequences": "tex_logits_gather",
+    "per step": "tex_per_step",
 }
 
 
