@@ -14,10 +14,10 @@ on powers-of-two grids [s]:
     A_ctx(n, c)   = ``context_attention`` of one prompt chunk of n new tokens on c cached ones
                     (run_static_per_op at batch 1, isl n + c, prefix c)
 
-Between grid points each table is linear in log(time) against log2 of its shapes (log2(c + 1) for the
-cached tokens, which may be 0), and beyond the ends it continues the last segment (decode and prefill
-time grow about linearly with B, C and T there), so a sweep or a 10,000-request simulation reads the
-tables and never calls AIConfigurator again.
+Between grid points each table is linear in its shapes (bilinear in two; exact for the parts that are
+affine in them, such as attention against C), and beyond the ends it continues the last segment (decode
+and prefill time grow about linearly with B, C and T there), so a sweep or a 10,000-request simulation
+reads the tables and never calls AIConfigurator again.
 """
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 BATCH = tuple(2**i for i in range(13))  # decode sequences 1 .. 4096
-DECODE_CONTEXT = tuple(4**i for i in range(10))  # 1 .. 262,144 cached tokens
+DECODE_CONTEXT = tuple(2**i for i in range(19))  # 1 .. 262,144 cached tokens
 STEP_TOKENS = tuple(2**i for i in range(19))  # 1 .. 262,144 tokens in a step
 CHUNK = tuple(2**i for i in range(17))  # 1 .. 65,536 new tokens of one prompt
-CHUNK_CACHED = (0, *(4**i for i in range(2, 10)))  # 0, 16 .. 262,144 cached tokens
-FLOOR_S = 1e-9  # a table entry of zero (an op the model lacks) is read as this, so its log is finite
+CHUNK_CACHED = (0, *(4**i for i in range(2, 10)))  # 0, 16 .. 262,144 cached tokens (A_ctx is affine in c)
 
 
 def _segment(x: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -42,35 +41,31 @@ def _segment(x: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return i, (x - grid[i]) / (grid[i + 1] - grid[i])
 
 
-def interp1(x, grid: np.ndarray, log_y: np.ndarray) -> np.ndarray:
-    """exp of log_y interpolated linearly at x (log2 of the shape) on ``grid``, continued beyond the ends."""
+def interp1(x, grid: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """y interpolated linearly at x on ``grid``, continued beyond the ends."""
     x = np.asarray(x, dtype=float)
     i, w = _segment(x, grid)
-    return np.exp(log_y[i] + w * (log_y[i + 1] - log_y[i]))
+    return y[i] + w * (y[i + 1] - y[i])
 
 
-def interp2(x, z, grid_x: np.ndarray, grid_z: np.ndarray, log_y: np.ndarray) -> np.ndarray:
-    """Bilinear :func:`interp1` on a table ``log_y[i, j]`` over ``grid_x`` x ``grid_z``."""
+def interp2(x, z, grid_x: np.ndarray, grid_z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Bilinear :func:`interp1` on a table ``y[i, j]`` over ``grid_x`` x ``grid_z``."""
     x, z = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(z, dtype=float))
     i, wx = _segment(x, grid_x)
     j, wz = _segment(z, grid_z)
-    low = log_y[i, j] + wz * (log_y[i, j + 1] - log_y[i, j])
-    high = log_y[i + 1, j] + wz * (log_y[i + 1, j + 1] - log_y[i + 1, j])
-    return np.exp(low + wx * (high - low))
-
-
-def _log(values) -> np.ndarray:
-    return np.log(np.maximum(np.asarray(values, dtype=float), FLOOR_S))
+    low = y[i, j] + wz * (y[i, j + 1] - y[i, j])
+    high = y[i + 1, j] + wz * (y[i + 1, j + 1] - y[i + 1, j])
+    return low + wx * (high - low)
 
 
 @dataclass(frozen=True)
 class AicTables:
-    """One compiled deployment's step tables (module docstring), as log seconds on log2 grids."""
+    """One compiled deployment's step tables (module docstring) [s] on the grids above."""
 
     decode: np.ndarray  # D[B, C]
     decode_attention: np.ndarray  # A_dec[B, C]
     linear: np.ndarray  # G[T]
-    prefill_attention: np.ndarray  # A_ctx[n, c]
+    prefill_attention: np.ndarray  # A_ctx[n, c] / n: per new token, about affine in n and c (bilinear reads it exactly)
 
     @staticmethod
     def build(model_id: str, system: str, backend: str, version: str, **compile_args) -> AicTables:
@@ -103,33 +98,32 @@ class AicTables:
         for i, n in enumerate(CHUNK):
             for j, c in enumerate(CHUNK_CACHED):
                 context, _ = handle.run_static_per_op(batch_size=1, isl=n + c, osl=1, prefix=c)
-                prefill_attention[i, j] = sum(op[1] for op in context if op[0].endswith("attention")) / 1e3
-        return AicTables(_log(decode), _log(decode_attention), _log(linear), _log(prefill_attention))
+                prefill_attention[i, j] = sum(op[1] for op in context if op[0].endswith("attention")) / 1e3 / n
+        return AicTables(decode, decode_attention, linear, prefill_attention)
 
     def decode_s(self, batch, context) -> np.ndarray:
         """D(B, C): a decode step of B sequences on C cached tokens each [s]."""
-        return interp2(_log2(batch), _log2(context), LOG_BATCH, LOG_DECODE_CONTEXT, self.decode)
+        return interp2(_at_least_1(batch), _at_least_1(context), GRID_BATCH, GRID_CONTEXT, self.decode)
 
     def decode_attention_s(self, batch, context) -> np.ndarray:
         """A_dec(B, C): that step's attention [s]."""
-        return interp2(_log2(batch), _log2(context), LOG_BATCH, LOG_DECODE_CONTEXT, self.decode_attention)
+        return interp2(_at_least_1(batch), _at_least_1(context), GRID_BATCH, GRID_CONTEXT, self.decode_attention)
 
     def linear_s(self, tokens) -> np.ndarray:
         """G(T): everything but attention in a step of T tokens [s]."""
-        return interp1(_log2(tokens), LOG_STEP_TOKENS, self.linear)
+        return interp1(_at_least_1(tokens), GRID_TOKENS, self.linear)
 
     def prefill_attention_s(self, new, cached) -> np.ndarray:
         """A_ctx(n, c): attention of one prompt chunk of n new tokens on c cached ones [s]."""
-        cached = np.log2(np.asarray(cached, dtype=float) + 1.0)
-        return interp2(_log2(new), cached, LOG_CHUNK, LOG_CHUNK_CACHED, self.prefill_attention)
+        cached = np.maximum(np.asarray(cached, dtype=float), 0.0)
+        new = _at_least_1(new)
+        return new * interp2(new, cached, GRID_CHUNK, GRID_CHUNK_CACHED, self.prefill_attention)
 
 
-def _log2(values) -> np.ndarray:
-    return np.log2(np.maximum(np.asarray(values, dtype=float), 1.0))
+def _at_least_1(values) -> np.ndarray:
+    return np.maximum(np.asarray(values, dtype=float), 1.0)
 
 
-LOG_BATCH = np.log2(np.array(BATCH, dtype=float))
-LOG_DECODE_CONTEXT = np.log2(np.array(DECODE_CONTEXT, dtype=float))
-LOG_STEP_TOKENS = np.log2(np.array(STEP_TOKENS, dtype=float))
-LOG_CHUNK = np.log2(np.array(CHUNK, dtype=float))
-LOG_CHUNK_CACHED = np.log2(np.array(CHUNK_CACHED, dtype=float) + 1.0)
+GRID_BATCH, GRID_CONTEXT, GRID_TOKENS, GRID_CHUNK, GRID_CHUNK_CACHED = (
+    np.array(grid, dtype=float) for grid in (BATCH, DECODE_CONTEXT, STEP_TOKENS, CHUNK, CHUNK_CACHED)
+)
