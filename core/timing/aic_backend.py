@@ -29,7 +29,6 @@ import dataclasses
 import functools
 import importlib.metadata
 import importlib.util
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -58,6 +57,12 @@ LEVERS_KEPT = ("prefix", "offload")
 """Levers that change only what the project models around the kernels (cached prompt tokens, host reads)."""
 
 
+SAME_SHAPES = {  # Hugging Face id -> a shipped config of the same layer shapes (hidden, FFN, layers, heads, vocab)
+    "meta-llama/llama-3.3-70b": "meta-llama/llama-3.1-70b",
+    "meta-llama/llama-3-8b": "meta-llama/llama-3.1-8b",
+}
+
+
 class NotCovered(ValueError):
     """A deployment asked for the aic backend where it does not apply; the message says why."""
 
@@ -74,12 +79,11 @@ def installed_version() -> str | None:
 
 @functools.cache
 def bundled_models() -> dict[str, str]:
-    """The Hugging Face ids whose configs the package ships (it compiles only those offline), by
-    :func:`_model_key`."""
-    spec = importlib.util.find_spec("aiconfigurator_core")
-    folder = Path(next(iter(spec.submodule_search_locations))) / "model_configs"
-    ids = (p.name.removesuffix("_config.json").replace("--", "/", 1) for p in folder.glob("*_config.json"))
-    return {_model_key(i): i for i in ids if not i.endswith("_hf_quant")}
+    """The Hugging Face ids whose configs the package ships and reads offline (its ``DefaultHFModels``;
+    any other id it would fetch from the Hub, which this backend never asks it to), by :func:`_model_key`."""
+    from aiconfigurator_core.sdk.common import DefaultHFModels
+
+    return {_model_key(i): i for i in sorted(DefaultHFModels)}
 
 
 def _model_key(hf_id: str) -> str:
@@ -87,6 +91,12 @@ def _model_key(hf_id: str) -> str:
     org, _, name = hf_id.lower().rpartition("/")
     name = name.removeprefix("meta-").removesuffix("-instruct").removesuffix("-hf")
     return f"{org}/{name}"
+
+
+def aic_model_id(dep: Deployment) -> str | None:
+    """The shipped config AIConfigurator builds the deployment's model from, or None."""
+    key = _model_key(dep.model.hf_id or dep.model.id)
+    return bundled_models().get(SAME_SHAPES.get(key, key))
 
 
 def _static_problem(dep: Deployment) -> str | None:
@@ -98,7 +108,7 @@ def _static_problem(dep: Deployment) -> str | None:
         return f"{PACKAGE} {version} is installed; this backend is pinned to {PIN}"
     if dep.gpu.id not in SYSTEMS:
         return f"{dep.gpu.name} has no AIConfigurator system with measured tables (covered: {', '.join(SYSTEMS)})"
-    if _model_key(dep.model.hf_id or dep.model.id) not in bundled_models():
+    if aic_model_id(dep) is None:
         return f"AIConfigurator {PIN} ships no config for {dep.model.hf_id or dep.model.id}, so it cannot build it"
     if dep.weights.name not in GEMM_MODES:
         return f"AIConfigurator has no {dep.weights.label} GEMM tables in this backend"
@@ -116,8 +126,7 @@ def _compile_key(dep: Deployment) -> tuple:
     if gemm == "fp8" and dep.model.native_dtype.lower() == "fp8":
         gemm = "fp8_block"  # published FP8 checkpoints are block-scaled (core.timing.kernel_speed)
     system = SYSTEMS[dep.gpu.id]
-    model_id = bundled_models()[_model_key(dep.model.hf_id or dep.model.id)]
-    return model_id, system, dep.engine.release.engine, dep.parallel.tp, gemm, KV_MODES[dep.kv.name]
+    return aic_model_id(dep), system, dep.engine.release.engine, dep.parallel.tp, gemm, KV_MODES[dep.kv.name]
 
 
 @functools.cache
@@ -135,13 +144,24 @@ def _tables(model_id: str, system: str, engine: str, tp: int, gemm: str, kv: str
     version = _database_version(system, engine)
     if version is None:
         return f"AIConfigurator {PIN} has no {engine} tables for {system}"
-    try:
-        return AicTables.build(
-            model_id, system, engine, version, tp_size=tp, moe_tp_size=tp, gemm_quant_mode=gemm, kvcache_quant_mode=kv
-        )
-    except Exception as err:  # the package raises its own error types for models, formats and systems it lacks
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        return f"AIConfigurator {PIN} cannot build {model_id} on {system} ({engine}, tp {tp}, {gemm}): {first[:200]}"
+    # attention in bf16 first (AIConfigurator's default for FP8 weights is FP8 attention, which its tables
+    # often lack), then its default
+    for attention in ({"fmha_quant_mode": "bfloat16"}, {}):
+        try:
+            return AicTables.build(
+                model_id,
+                system,
+                engine,
+                version,
+                tp_size=tp,
+                moe_tp_size=tp,
+                gemm_quant_mode=gemm,
+                kvcache_quant_mode=kv,
+                **attention,
+            )
+        except Exception as err:  # the package raises its own error types for models, formats and systems it lacks
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0].split(" at /")[0]
+    return f"AIConfigurator {PIN} cannot build {model_id} on {system} ({engine}, tp {tp}, {gemm}): {first[:200]}"
 
 
 def coverage(dep: Deployment) -> str | None:
