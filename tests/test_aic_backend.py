@@ -43,6 +43,12 @@ def test_the_answer_names_the_roofline_backend_by_default(cli):
     assert json.loads(out)["engine"]["step_time_backend"] == "roofline"
     code, out, _ = cli("estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm")
     assert "step time backend: roofline" in out
+    simulate = ("simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--concurrency", "2", "--num-requests", "9")
+    assert json.loads(cli(*simulate, "--json")[1])["step_time_backend"] == "roofline"
+    assert "step time backend: roofline" in cli(*simulate)[1]
+    check = ("check", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--request-rate", "1")
+    assert json.loads(cli(*check, "--json")[1])["step_time_backend"] == "roofline"
+    assert "step time backend: roofline" in cli(*check)[1]
 
 
 @pytest.mark.skipif(not AIC_MISSING, reason="aiconfigurator-core is installed here")
