@@ -146,3 +146,17 @@ def test_a_lever_that_changes_the_kernels_is_refused(aic, deploy, catalog):
 
     dep = dataclasses.replace(deploy(backend="aic"), levers=Levers(speculative=Speculative(method="ngram")))
     assert "speculative lever changes the step's kernels" in aic_backend.coverage(dep)
+
+
+def test_the_how_explanation_quotes_the_aic_step(aic, deploy):
+    from core.estimate.explain import explain
+    from core.estimate.result import estimate
+
+    dep = deploy("llama-3.1-8b", "h100-sxm", backend="aic")
+    result = estimate(dep, Workload(batch=8))
+    tpot = explain(result)["tpot"]
+    assert tpot.formula == r"\text{TPOT} = T_{AIC} + T_{overhead}"
+    assert r"aic 0.12.0 (h100\_sxm, vllm 0.24.0)" in tpot.values
+    assert "step time backend `aic 0.12.0 (h100_sxm, vllm 0.24.0)`" in tpot.source
+    decode = result.latency.decode
+    assert tpot.value == pytest.approx(float(decode.kernel_seconds + decode.overhead_s))

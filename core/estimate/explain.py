@@ -93,7 +93,8 @@ def aic_chain(phase: PhaseTime, dep) -> tuple[str, str]:
     symbols = r"T_{AIC}" + "".join(f" + {symbol}" for symbol, _ in added)
     plus = "".join(rf" + {ms(value)}" for _, value in added)
     kernels = float(phase.kernel_seconds)
-    values = rf"{ms(kernels)}{plus}\ \text{{ms}}\ (T_{{AIC}}:\ \text{{{step_time_backend(dep)}}})"
+    backend = step_time_backend(dep).replace("_", r"\_")  # KaTeX's text mode takes no bare underscore
+    values = rf"{ms(kernels)}{plus}\ \text{{ms}}\ (T_{{AIC}}:\ \text{{{backend}}})"
     frontend = float(phase.frontend_s)
     if frontend > float(phase.gpu_seconds):
         symbols = rf"\max\left({symbols}, T_{{frontend}}\right)"
