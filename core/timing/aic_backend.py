@@ -233,6 +233,7 @@ class AicStepModel:
             eff.frontend_per_token_s,
         )
         self.levers = dep.lever_models
+        self._linear_by_tokens: dict[float, float] = {}
 
     def _around(self, kernels, sequences, tokens) -> np.ndarray:
         """Kernels plus the project's step, sequence and host costs, bounded below by the front end."""
@@ -261,9 +262,16 @@ class AicStepModel:
         new = np.array([size for size, _ in chunks], dtype=float)
         cached = np.array([c for _, c in chunks], dtype=float)
         attention = float(np.sum(self.tables.prefill_attention_s(new, cached))) if chunks else 0.0
-        context = float(decoding.mean()) if b else 0.0
-        kernels = _kernels(self.tables, b, context, b + float(new.sum()), attention)
-        return float(self._around(kernels, b + len(chunks), b + float(new.sum())))
+        tokens = b + float(new.sum())
+        kernels = self._linear(tokens) + attention  # _kernels on scalars, G memoized by token count
+        if b:
+            kernels += float(self.tables.decode_s(b, float(decoding.mean()))) - self._linear(float(b))
+        return float(self._around(kernels, b + len(chunks), tokens))
+
+    def _linear(self, tokens: float) -> float:
+        if tokens not in self._linear_by_tokens:
+            self._linear_by_tokens[tokens] = float(self.tables.linear_s(tokens))
+        return self._linear_by_tokens[tokens]
 
     def step(self, new: np.ndarray, cached: np.ndarray) -> float:
         """One step in which sequence i adds new[i] tokens to cached[i] cached ones."""

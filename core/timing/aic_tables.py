@@ -37,7 +37,7 @@ CHUNK_CACHED = (0, *(4**i for i in range(2, 10)))  # 0, 16 .. 262,144 cached tok
 def _segment(x: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Index of the grid segment each x falls in (the first or last beyond the ends) and the weight
     of its upper end (outside [0, 1] beyond the ends: the segment continued)."""
-    i = np.clip(np.searchsorted(grid, x, side="right") - 1, 0, grid.size - 2)
+    i = np.minimum(np.maximum(np.searchsorted(grid, x, side="right") - 1, 0), grid.size - 2)  # ufuncs: no clip wrapper
     return i, (x - grid[i]) / (grid[i + 1] - grid[i])
 
 
