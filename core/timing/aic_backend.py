@@ -17,10 +17,11 @@ decoding sequences at C cached tokens (their mean) and prompt chunks i of n_i ne
     time        = max(GPU time, (sequence, step) pairs x front-end work per token)
 
 It replaces the roofline's kernel classes and all-reduce time (:mod:`core.timing.roofline`) and no
-other term. Core imports and runs without the package: nothing here imports it until a covered
-deployment asks for a step time. The tables are those of AIConfigurator's queryable version of the
-engine on that system, which is named in the answer (:func:`step_time_backend`) beside the release
-the rest of the answer is for.
+other term. Core imports and runs without the package: nothing here imports it until a deployment
+asks for the aic backend. Models are built only from the configs the package ships and reads offline
+(or a shipped config of the same layer shapes, :data:`SAME_SHAPES`), never fetched. The tables are
+those of AIConfigurator's queryable version of the engine on that system, which is named in the answer
+(:func:`step_time_backend`) beside the release the rest of the answer is for.
 """
 
 from __future__ import annotations
