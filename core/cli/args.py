@@ -21,7 +21,7 @@ from core.spec.catalog import Catalog, resolve, resolve_gpu, resolve_model
 from core.spec.cluster import DEFAULT_INTER_NODE, GPUS_PER_NODE, INTER_NODE_LINKS
 from core.spec.deployment import Deployment
 from core.spec.efficiency import ENDPOINTS
-from core.spec.engine import EngineConfig, Parallelism
+from core.spec.engine import STEP_TIME_BACKENDS, EngineConfig, Parallelism
 from core.spec.engine_defaults import sized_max_model_len
 from core.spec.gpu import GpuSpec
 from core.spec.names import ModelMatch
@@ -29,6 +29,7 @@ from core.spec.precision import KV_PRECISIONS, WEIGHT_PRECISIONS, weight_precisi
 from core.spec.release import CURRENT, ENGINES, NEWEST, Release, parse_release
 from core.spec.support import kv_for
 from core.spec.vllm_limits import batched_tokens_error, lora_rank_error
+from core.timing.aic_backend import coverage as aic_coverage
 
 
 class UsageError(Exception):
@@ -79,6 +80,13 @@ def deployment_arguments(parser: argparse.ArgumentParser, max_model_len_default:
         default="chat",
         help="how clients reach the engine: chat (/v1/chat/completions), completions (/v1/completions), "
         "offline (in-process, no API server); default chat",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=list(STEP_TIME_BACKENDS),
+        default="roofline",
+        help="what gives each step's GPU time: roofline (default) or aic (NVIDIA AIConfigurator's measured "
+        'kernels where it covers the GPU, engine and model; pip install ".[aic]")',
     )
     parser.add_argument(
         "--gpu-memory-utilization",
@@ -207,10 +215,13 @@ def deployment_from_args(
             max_num_seqs=args.max_num_seqs,
             block_size=args.block_size,
             endpoint=getattr(args, "endpoint", "chat"),
+            backend=getattr(args, "backend", "roofline"),
         ),
         levers=levers_from_args(args, catalog),
         inter_node=args.inter_node,
     )
+    if deployment.engine.backend == "aic" and (why := aic_coverage(deployment)):
+        raise UsageError(f"--backend aic: {why}")
     if deployment.engine.release.engine == "vllm":
         tokens, seqs = deployment.batch_limits
         problem = batched_tokens_error(tokens, seqs) if args.max_num_batched_tokens is not None else None

@@ -21,6 +21,7 @@ from core.planning.requirement import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, Re
 from core.planning.solve import gpu_options, max_prompt_len, max_users, min_gpus
 from core.spec import units
 from core.spec.catalog import load_catalog
+from core.timing.aic_backend import step_time_backend
 
 CHEAPEST_SHOWN = 5  # catalog GPUs listed under "cheapest_gpus"
 
@@ -112,6 +113,8 @@ def run_check(args: argparse.Namespace) -> str:
     money = cost(plan, price) if price else None
     data = plan_to_dict(plan, found, serve_command(plan), money, args.lang, solvers=solvers)
     data["model_match"] = match.as_dict(dep.weights.name)
+    data["step_time_backend"] = step_time_backend(dep)
     if args.json:
         return json.dumps(data, indent=2, ensure_ascii=False)
-    return heading(args, match, dep.weights.name, dep.gpu) + format_plan(data, plan, found, args.lang)
+    backend = f"step time backend: {data['step_time_backend']}\n"
+    return heading(args, match, dep.weights.name, dep.gpu) + backend + format_plan(data, plan, found, args.lang)

@@ -23,6 +23,7 @@ from core.serving.traffic import (
 from core.spec import units
 from core.spec.catalog import load_catalog
 from core.spec.local_file import read_local_file
+from core.timing.aic_backend import step_time_backend
 
 
 def add_simulate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,11 +87,13 @@ def run_simulate(args: argparse.Namespace) -> str:
         "engine_steps": result.steps,
         "simulation_seconds": round(elapsed, 3),
         "model_match": match.as_dict(dep.weights.name),
+        "step_time_backend": step_time_backend(dep),
     }
     if args.json:
         return json.dumps(data, indent=2)
     lines = [heading(args, match, dep.weights.name, dep.gpu).rstrip("\n")]
     lines += [f"{args.num_requests} requests in {data['duration_s']:,.1f} s simulated"]
+    lines += [f"step time backend: {data['step_time_backend']}"]
     if dep.parallel.dp > 1:
         ranks = dep.parallel.dp
         lines.append(message("sim_dp.one_rank", "en", ranks=ranks, requests=-(-args.num_requests // ranks)))

@@ -21,6 +21,7 @@ import numpy as np
 from core.estimate import explain_memory
 from core.estimate.explain_memory import Explanation, gib, num
 from core.spec import units
+from core.timing.aic_backend import step_time_backend
 from core.timing.kernel_speed import kernel_speed
 from core.timing.roofline import PhaseTime, Roofline
 
@@ -35,6 +36,8 @@ def roofline_chain(phase: PhaseTime, dep) -> tuple[str, str]:
     """(symbols, values) of a phase's time: the GEMMs' roofline, attention's roofline and the MoE
     experts' kernels added up, each with its FLOPs, bytes, peaks and efficiencies, then the terms
     added to them."""
+    if dep.engine.backend == "aic":
+        return aic_chain(phase, dep)
     eff, gpu = dep.efficiency, dep.gpu
     flops, moved, kv = float(phase.flops), float(phase.bytes_moved), float(np.sum(phase.kv_bytes))
     attention_flops = float(phase.attention_flops)
@@ -91,6 +94,26 @@ def roofline_chain(phase: PhaseTime, dep) -> tuple[str, str]:
     return symbols, values
 
 
+def aic_chain(phase: PhaseTime, dep) -> tuple[str, str]:
+    """(symbols, values) of a phase timed by the aic backend (:mod:`core.timing.aic_backend`): its
+    kernels from AIConfigurator's tables, then the project's terms added to them."""
+    added = [(symbol, float(value)) for symbol, value in _added_terms(phase) if float(value)]
+    symbols = r"T_{AIC}" + "".join(f" + {symbol}" for symbol, _ in added)
+    plus = "".join(rf" + {ms(value)}" for _, value in added)
+    kernels = float(phase.kernel_seconds)
+    backend = step_time_backend(dep).replace("_", r"\_")  # KaTeX's text mode takes no bare underscore
+    values = rf"{ms(kernels)}{plus}\ \text{{ms}}\ (T_{{AIC}}:\ \text{{{backend}}})"
+    frontend = float(phase.frontend_s)
+    if frontend > float(phase.gpu_seconds):
+        symbols = rf"\max\left({symbols}, T_{{frontend}}\right)"
+        values += rf"\ \text{{ms, below the front end's}}\ {ms(frontend)}"
+    return symbols, values
+
+
+def _added_terms(phase: PhaseTime) -> list:
+    return [(r"T_{overhead}", phase.overhead_s), (r"T_{host}", phase.host_s), (r"T_{side}", phase.side_s)]
+
+
 def tpot(result) -> Explanation:
     dep, lat = result.deployment, result.latency
     symbols, values = roofline_chain(lat.decode, dep)
@@ -101,7 +124,8 @@ def tpot(result) -> Explanation:
         lat.tpot_s,
         "s",
         f"core/timing/phases.py (decode_step_time), core/timing/roofline.py, core/timing/kernel_speed.py "
-        f"(`{kernel_speed(dep).tier}`); docs/model.md, Latency and throughput",
+        f"(`{kernel_speed(dep).tier}`), step time backend `{step_time_backend(dep)}`;"
+        " docs/model.md, Latency and throughput",
     )
 
 
@@ -114,7 +138,8 @@ def prefill(result) -> Explanation:
         rf"T_{{prefill}} = {values} = {ms(float(phase.seconds))}\ \text{{ms}}",
         float(phase.seconds),
         "s",
-        f"core/timing/phases.py (prefill_time), core/timing/kernel_speed.py (`{kernel_speed(dep).tier}`);"
+        f"core/timing/phases.py (prefill_time), core/timing/kernel_speed.py (`{kernel_speed(dep).tier}`),"
+        f" step time backend `{step_time_backend(dep)}`;"
         " docs/model.md, Latency and throughput",
     )
 

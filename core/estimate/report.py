@@ -24,6 +24,7 @@ from core.spec.model import AttentionKind, ModelSpec
 from core.spec.params import parameter_counts
 from core.spec.precision import KV_PRECISIONS
 from core.spec.support import attention_backend
+from core.timing.aic_backend import step_time_backend
 from core.timing.kernel_speed import kernel_speed
 
 
@@ -77,6 +78,7 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "endpoint": d.engine.endpoint,
             "kernel_rates": kernel_speed(d).tier,
             "kernel_rates_source": kernel_speed(d).source or None,
+            "step_time_backend": step_time_backend(d),  # "roofline", or "aic 0.12.0 (h100_sxm, vllm 0.24.0)"
         },
         "memory_per_gpu": {
             "capacity_gib": _gib(m.capacity),
@@ -150,6 +152,7 @@ def format_estimate(e: Estimate) -> str:
         f"engine: {d.engine.release.name} (its memory accounting, defaults and host costs),"
         f" {d.engine.endpoint} endpoint",
         f"kernel rates: {kernel_speed(d).label}",
+        f"step time backend: {step_time_backend(d)}",
         f"KV sizing: {SIZING_TEXT[e.memory.sizing]}",
         f"fits: {'yes' if e.fits else 'NO'}",
         "",

@@ -18,6 +18,7 @@ from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
 from core.memory.state import kv_block_size, state_bytes_per_request, state_traffic_bytes
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
+from core.timing.aic_backend import AicStepModel
 from core.timing.comm import comm_seconds
 from core.timing.host_link import host_read_seconds
 from core.timing.phases import decode_time_ratio, side_deployments
@@ -263,7 +264,7 @@ class StepTimer:
 
     def __init__(self, dep: Deployment, gpu_blocks: int, block_bytes: float) -> None:
         self.dep, self.gpu_blocks, self.block_bytes = dep, gpu_blocks, block_bytes
-        self.model = StepModel(dep)
+        self.model = AicStepModel(dep) if dep.engine.backend == "aic" else StepModel(dep)  # optional aic backend
         self.sides = tuple(StepModel(side) for side in side_deployments(dep))  # they prefill every prompt too
         self.levers = dep.lever_models
 

@@ -90,6 +90,10 @@ def wider_tensor_parallel(model: ModelSpec, tp: int) -> tuple[int, ...]:
     return tuple(n for n in TENSOR_PARALLEL if n > tp and tensor_split_error(model, n) is None)
 
 
+STEP_TIME_BACKENDS = ("roofline", "aic")
+"""What may give a step's GPU time (:attr:`EngineConfig.backend`)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class EngineConfig:
     """vLLM-style engine settings (names as vLLM's flags) and its memory overheads.
@@ -130,10 +134,15 @@ class EngineConfig:
     endpoint: str = "chat"
     """How clients reach the engine: ``chat``, ``completions`` or ``offline`` (in-process; no API server);
     :mod:`core.spec.efficiency` holds what each costs."""
+    backend: str = "roofline"
+    """What gives each step's GPU time: ``roofline`` (the project's) or ``aic`` (NVIDIA AIConfigurator's
+    measured kernels where it covers the deployment, :mod:`core.timing.aic_backend`; optional package)."""
 
     def __post_init__(self) -> None:
         if self.endpoint not in ENDPOINTS:
             raise ValueError(f"endpoint must be one of {', '.join(ENDPOINTS)}, got {self.endpoint!r}")
+        if self.backend not in STEP_TIME_BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(STEP_TIME_BACKENDS)}, got {self.backend!r}")
         if self.gpu_memory_utilization is not None and not 0.05 <= self.gpu_memory_utilization <= 1.0:
             raise ValueError(f"gpu_memory_utilization must be between 0.05 and 1, got {self.gpu_memory_utilization!r}")
         if self.max_num_batched_tokens is not None:

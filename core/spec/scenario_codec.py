@@ -8,8 +8,8 @@ The dict names catalog entries by id and leaves out every field equal to its def
   differ from the catalog's;
 - ``weights``: the weight format (default: the model's native dtype); ``kv``: the KV-cache format
   (default: what ``auto`` picks on that GPU, :func:`core.spec.support.kv_for`); ``tp``, ``pp``, ``dp`` (1);
-- ``engine``: ``release`` ("sglang 0.5.7"; default the current vLLM), the flags that are set
-  (endpoint, gpu_memory_utilization, max_model_len, max_num_batched_tokens, max_num_seqs, block_size), the
+- ``engine``: ``release`` ("sglang 0.5.7"; default the current vLLM), the flags that are set (endpoint,
+  backend, gpu_memory_utilization, max_model_len, max_num_batched_tokens, max_num_seqs, block_size), the
   memory overheads that differ from :class:`core.spec.engine.EngineConfig`'s [bytes], and
   ``efficiency`` when set: its factors that differ from the default for the GPU's memory class and
   release [SI units] (``{}``: set to exactly that default);
@@ -59,6 +59,7 @@ SCENARIO_FIELDS = {
 }
 ENGINE_FLAGS = {
     "endpoint": "str",
+    "backend": "str",
     "gpu_memory_utilization": "float?",
     **dict.fromkeys(("max_model_len", "max_num_batched_tokens", "max_num_seqs", "block_size"), "int?"),
 }

@@ -5,6 +5,8 @@ deployment hands in the models of the levers that are on (:attr:`core.spec.deplo
 and nothing here imports :mod:`core.levers`."""
 
 __all__ = [
+    "aic_backend",  # coverage, step_time_backend, aic_phase, aic_mixed, AicStepModel: the optional aic backend
+    "aic_tables",  # AicTables: a deployment's step tables read from AIConfigurator (imports it lazily)
     "comm",  # all-reduce and pipeline sends
     "host_link",  # reads over PCIe from host memory
     "kernel_rates",  # Rate, gemm_fraction, gemv_bandwidth_fraction, attention fractions from measured tables

@@ -59,7 +59,7 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
     chunks = np.maximum(1.0, np.asarray(new_tokens, dtype=float) / budget)
     scheduled = rank * chunks
     kv = kv + scheduled * state_traffic_bytes(dep.model, tp)  # a hybrid's state, read and written
-    return work_time(
+    phase = work_time(
         dep,
         linear=rank_linear_flops(dep, sequences, new_tokens),
         attention=attention_flops(dep.model, rank, new_tokens, context),
@@ -73,6 +73,11 @@ def phase_time(dep: Deployment, sequences, new_tokens, context, steps) -> PhaseT
         frontend_steps=None if par.dp == 1 else sequences * chunks,
         host_bytes=_spilled_kv_bytes(dep, rank, np.asarray(context) + new_tokens, steps),
     )
+    if dep.engine.backend == "aic":  # the optional measured-kernel backend: its kernels, the rest as above
+        from core.timing.aic_backend import aic_phase
+
+        return aic_phase(dep, phase, sequences, new_tokens, context, steps)
+    return phase
 
 
 def _spilled_kv_bytes(dep: Deployment, sequences, tokens, steps):

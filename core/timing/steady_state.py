@@ -84,7 +84,7 @@ def mixed_step_time(dep: Deployment, batch, context, chunk, chunk_context) -> Ph
     kv = kv + has_chunk * kv_bytes_per_sequence(dep.model, dep.kv, per_seq, np.asarray(chunk_context) + chunk)
     scheduled = rank + has_chunk
     kv = kv + scheduled * state_traffic_bytes(dep.model, par.tp)
-    return work_time(
+    phase = work_time(
         dep,
         linear=rank_linear_flops(dep, batch, 1) + rank_linear_flops(dep, has_chunk, chunk),
         attention=attention_flops(dep.model, rank, 1, context)
@@ -98,6 +98,11 @@ def mixed_step_time(dep: Deployment, batch, context, chunk, chunk_context) -> Ph
         sequence_steps=scheduled,
         frontend_steps=None if par.dp == 1 else batch + has_chunk,
     )
+    if dep.engine.backend == "aic":  # the optional measured-kernel backend: its kernels, the rest as above
+        from core.timing.aic_backend import aic_mixed
+
+        return aic_mixed(dep, phase, batch, context, chunk, chunk_context)
+    return phase
 
 
 def prompt_in_steps(dep: Deployment, batch, prompt_len: int, answer_len: int):
