@@ -91,16 +91,8 @@ class StepModel:
         self.roofline = Roofline(dep, graphs=True)
         self._decode_terms: dict[int, tuple] = {}  # Roofline.step_terms of a decode step, per batch size
         # work_time is linear in each kind of work: its unit responses give the scalar path below
-        unit = {
-            "sequence_steps": 0.0,
-            "linear": 0.0,
-            "attention": 0.0,
-            "weights": 0.0,
-            "kv_per_gpu": 0.0,
-            "tokens": 1.0,
-            "steps": 1.0,
-            "comm_s": 0.0,
-        }
+        unit = dict.fromkeys(("sequence_steps", "linear", "attention", "weights", "kv_per_gpu", "comm_s"), 0.0)
+        unit.update(tokens=1.0, steps=1.0)
         self.s_per_flop = float(work_time(own, **{**unit, "linear": 1.0}).compute_s)
         self.s_per_pair = float(work_time(own, **{**unit, "attention": 1.0}).compute_s) * self.per_pair
         self.s_per_weight_byte = float(work_time(own, **{**unit, "weights": 1.0}).memory_s)
@@ -264,7 +256,7 @@ class StepTimer:
 
     def __init__(self, dep: Deployment, gpu_blocks: int, block_bytes: float) -> None:
         self.dep, self.gpu_blocks, self.block_bytes = dep, gpu_blocks, block_bytes
-        self.model = AicStepModel(dep) if dep.engine.backend == "aic" else StepModel(dep)  # optional aic backend
+        self.model = AicStepModel(dep) if dep.engine.backend == "aic" else StepModel(dep)
         self.sides = tuple(StepModel(side) for side in side_deployments(dep))  # they prefill every prompt too
         self.levers = dep.lever_models
 

@@ -228,23 +228,20 @@ class AicStepModel:
     def __init__(self, dep: Deployment) -> None:
         self.dep, self.tables = dep, tables(dep)
         eff = dep.efficiency
-        self.fixed_s, self.per_sequence_s, self.frontend_s = (
-            step_fixed_seconds(dep),
-            eff.per_sequence_overhead_s,
-            eff.frontend_per_token_s,
-        )
+        self.fixed_s, self.per_sequence_s = step_fixed_seconds(dep), eff.per_sequence_overhead_s
         self.levers = dep.lever_models
         self._linear_by_tokens: dict[float, float] = {}
 
     def _around(self, kernels, sequences, tokens) -> np.ndarray:
-        """Kernels plus the project's step, sequence and host costs, bounded below by the front end."""
+        """Kernels plus the project's step, sequence and host costs: the engine's step, as StepModel's (the
+        API server's per-token work delays delivery in the simulator, core.serving.delivery, not the step)."""
         host = 0.0
         for lever in self.levers:
             host += float(np.sum(lever.step_work(self.dep, tokens, sequences, 1.0).host_bytes))
         gpu = kernels + self.fixed_s + sequences * self.per_sequence_s
         if host:
             gpu = gpu + host_read_seconds(self.dep.gpu, self.dep.efficiency, host)
-        return np.maximum(gpu, sequences * self.frontend_s)
+        return np.asarray(gpu, dtype=float)
 
     def decode_step(self, cached: np.ndarray, context: int) -> float:
         """One token for every sequence on its ``cached`` tokens (``context`` = sum(cached + 1))."""
