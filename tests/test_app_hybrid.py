@@ -22,7 +22,7 @@ def test_learn_shows_the_gated_deltanet_state_with_its_values(catalog):
     expected = state_bytes_per_request(catalog.model("qwen3-next-80b-a3b"), Parallelism(tp=2))
     assert expected == 19_759_104 and "19,759,104" in state and "36 \\times" in state
     block = next(x.value for x in at.latex if "block}_{cfg}" in x.value)
-    assert block.rstrip().removesuffix("$$").rstrip().removesuffix(r"\end{aligned}").endswith(r"= 544\ \text{tokens}")
+    assert block.rstrip().removesuffix("$$").rstrip().removesuffix(r"\end{aligned}").endswith(r"= 576\ \text{tokens}")
     kv = [x.value for x in at.latex if "KV/token" in x.value][1]  # the formula with this scenario's values
     assert "2 \\times 12 \\times 1" in kv  # 12 attention layers, one KV head per GPU at tp 2
 
@@ -56,4 +56,4 @@ def test_explorer_says_the_state_beside_the_kv():
     at.run()
     assert not at.exception
     captions = " ".join(c.value for c in at.caption)
-    assert "19,759,104 B of state per request" in captions and "544-token blocks" in captions
+    assert "19,759,104 B of state per request" in captions and "576-token blocks" in captions

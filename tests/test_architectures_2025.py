@@ -93,7 +93,7 @@ def test_multimodal_and_hybrid_estimates_say_what_they_count(deploy):
     assert "vision tower" in text and "--limit-mm-per-prompt" in text
     hybrid = estimate(deploy("qwen3-next-80b-a3b", "h200", tp=2, max_model_len=32768), work)
     text = " ".join(w.text() for w in hybrid.warnings)
-    assert "12 attention layers" in text and "18.8 MiB of state per request" in text and "544 tokens" in text
+    assert "12 attention layers" in text and "18.8 MiB of state per request" in text and "576 tokens" in text
     plain = estimate(deploy("llama-3.1-8b", "h100-sxm", max_model_len=8192), work)
     assert not any("vision tower" in w.text() or "state per request" in w.text() for w in plain.warnings)
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.memory.capacity import KvCapacity
 from core.memory.kv import kv_bytes_per_token_per_layer, state_layers_per_gpu
-from core.memory.state import STATE_DTYPE_BYTES, state_bytes_per_layer, state_page_padding
+from core.memory.state import STATE_DTYPE_BYTES, block_alignment, state_bytes_per_layer, state_page_padding
 from core.spec.deployment import Deployment
 from core.spec.mixers import LayerKind
 from ui.explain import latex
@@ -44,10 +44,11 @@ def render_state(dep: Deployment, kv: KvCapacity) -> None:
             rf" {m.ssm_state_bytes} \right] = {layers * per_layer:,.0f}\ \text{{B}}"
         )
     per_token = kv_bytes_per_token_per_layer(model, dep.kv, tp)
+    align = block_alignment(dep)  # 16 tokens; 64 for Gated DeltaNet on FlashInfer (vLLM 0.33+, SM90)
     latex(
-        r"\text{block} = \max\left(\text{block}_{cfg},\ 16 \left\lceil \frac{\text{state/layer}}"
-        r"{16 \times \text{KV/token/layer}} \right\rceil\right)"
-        rf" = \max\left({dep.engine.block_tokens},\ 16 \left\lceil \frac{{{per_layer:,.0f}}}{{16 \times"
+        r"\text{block} = \max\left(\text{block}_{cfg},\ A \left\lceil \frac{\text{state/layer}}"
+        r"{A \times \text{KV/token/layer}} \right\rceil\right)"
+        rf" = \max\left({dep.engine.block_tokens},\ {align} \left\lceil \frac{{{per_layer:,.0f}}}{{{align} \times"
         rf" {per_token:,.0f}}} \right\rceil\right) = {kv.block_size}\ \text{{tokens}}"
     )
     st.caption(t("learn.state_caption", padding=f"{100 * state_page_padding(dep):.2f}", block=kv.block_size))

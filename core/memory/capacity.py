@@ -18,8 +18,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.memory.kv import kv_bytes_per_token, kv_bytes_per_token_per_layer, vllm_blocks_per_request, vllm_kv_groups
-from core.memory.request_kv import kv_bytes_per_token_all, request_state_bytes, sequence_kv_bytes, shared_kv_bytes
-from core.memory.state import kv_block_size
+from core.memory.request_kv import (
+    kv_bytes_per_token_all,
+    request_state_bytes,
+    request_state_reserved_bytes,
+    sequence_kv_bytes,
+    shared_kv_bytes,
+)
+from core.memory.state import kv_block_size, state_pages_per_request
+from core.spec.release import VLLM_KV_TOKENS_FROM_CONCURRENCY
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
@@ -43,7 +50,9 @@ class KvCapacity:
     """KV and state of one max_model_len request, whole blocks, window-aware [bytes]."""
     num_blocks: int
     capacity_tokens: int
-    """What vLLM logs as "GPU KV cache size: N tokens" (blocks of a group // groups x block size)."""
+    """What vLLM logs as "GPU KV cache size: N tokens": blocks of a group // groups x block size through
+    0.20.0, int(max concurrency x max_model_len) from 0.20.1
+    (:data:`~core.spec.release.VLLM_KV_TOKENS_FROM_CONCURRENCY`)."""
     max_concurrency_at_max_model_len: float
     max_concurrency_at_request_len: int
     max_concurrency_contiguous: int
@@ -73,10 +82,12 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int, input_le
     one batched-token chunk); ``num_blocks`` counts blocks of all layers. A speculative proposer's
     KV shares the pool (every token holds both). With prefix caching the shared prefix of prompts
     of ``input_len`` tokens is held once: (budget - KV(prefix)) / (KV(request) - KV(prefix)).
-    A hybrid's requests each add their constant state (one page per state layer in vLLM's pool).
+    A hybrid's requests each add their constant state (one page per state layer in vLLM's pool, 2-3 with
+    prefix caching in vLLM 0.26+: :func:`~core.memory.state.state_pages_per_request`).
     """
     block = kv_block_size(dep)
     state = request_state_bytes(dep)
+    held = request_state_reserved_bytes(dep)  # 2-3 pages of it with vLLM's prefix caching of hybrids
     per_token = kv_bytes_per_token_all(dep)
     scale = per_token / kv_bytes_per_token(dep.model, dep.kv, dep.parallel)  # KV levers hold beside the target's
     block_bytes = block * per_token
@@ -85,18 +96,25 @@ def kv_capacity(dep: Deployment, budget_bytes: float, request_len: int, input_le
     layer_block = block * group_layers * kv_bytes_per_token_per_layer(dep.model, dep.kv, dep.parallel.tp) * scale
     pool = max(math.floor(budget_bytes / layer_block), 0)
     batched, _ = dep.batch_limits
-    reserved = vllm_blocks_per_request(dep.model, dep.parallel.pp, dep.max_model_len, block, batched)
-    per_request = sequence_kv_bytes(dep, request_len) + state
-    per_max_len = sequence_kv_bytes(dep, dep.max_model_len) + state
-    contiguous = sequence_kv_bytes(dep, dep.max_model_len, block_size=1) + state
+    pages = state_pages_per_request(dep)
+    reserved = vllm_blocks_per_request(dep.model, dep.parallel.pp, dep.max_model_len, block, batched, pages)
+    concurrency = pool / reserved
+    rel = dep.engine.release
+    if rel.engine == "vllm" and rel.at_least(VLLM_KV_TOKENS_FROM_CONCURRENCY):
+        logged_tokens = int(concurrency * dep.max_model_len)
+    else:
+        logged_tokens = pool // groups * block
+    per_request = sequence_kv_bytes(dep, request_len) + held
+    per_max_len = sequence_kv_bytes(dep, dep.max_model_len) + held
+    contiguous = sequence_kv_bytes(dep, dep.max_model_len, block_size=1) + held
     shared = shared_kv_bytes(dep, request_len if input_len is None else input_len)
     return KvCapacity(
         bytes_per_token=per_token,
         bytes_per_request=per_request,
         bytes_per_max_len_request=per_max_len,
         num_blocks=num_blocks,
-        capacity_tokens=pool // groups * block,
-        max_concurrency_at_max_model_len=pool / reserved,
+        capacity_tokens=logged_tokens,
+        max_concurrency_at_max_model_len=concurrency,
         max_concurrency_at_request_len=int(max_requests(budget_bytes - shared, per_request - shared)) * dep.parallel.dp,
         max_concurrency_contiguous=int(max_requests(budget_bytes, contiguous)) * dep.parallel.dp,
         shared_prefix_bytes=shared,

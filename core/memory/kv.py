@@ -175,13 +175,15 @@ def vllm_kv_groups(model: ModelSpec, pp: int) -> tuple[int, int]:
     return sum(math.ceil(c / size) for c in counts), size
 
 
-def vllm_blocks_per_request(model: ModelSpec, pp: int, tokens: int, block_size: int, batched_tokens: int) -> int:
+def vllm_blocks_per_request(
+    model: ModelSpec, pp: int, tokens: int, block_size: int, batched_tokens: int, state_pages: int = 1
+) -> int:
     """KV blocks vLLM reserves for one request of ``tokens`` tokens in its concurrency figure.
 
     Per group: full attention ceil(tokens / block); sliding window ceil(min(W - 1 + batched tokens,
     tokens) / block) + 1, since a prefill chunk of up to max_num_batched_tokens attends to a window
-    behind it; a state group 1 block (the state fits one page; vLLM 0.11-0.33 without prefix
-    caching or speculative decoding).
+    behind it; a state group ``state_pages`` blocks (the state fits one page: 1 without prefix
+    caching, 2 or 3 with it, :func:`core.memory.state.state_pages_per_request`).
     """
     full_layers, sliding_layers, state_layers = _layer_type_counts(model, pp)
     _, size = vllm_kv_groups(model, pp)
@@ -190,4 +192,4 @@ def vllm_blocks_per_request(model: ModelSpec, pp: int, tokens: int, block_size: 
     if sliding_layers:
         per_group = math.ceil(min(model.sliding_window - 1 + batched_tokens, tokens) / block_size) + 1
         windowed = per_group * math.ceil(sliding_layers / size)
-    return full + windowed + math.ceil(state_layers / size)
+    return full + windowed + math.ceil(state_layers / size) * state_pages

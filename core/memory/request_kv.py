@@ -7,7 +7,8 @@ per GPU; with data-parallel attention (dp > 1) a GPU holds only its rank's reque
 busiest rank's share (:meth:`core.spec.engine.Parallelism.rank_sequences`) and each rank holds the
 shared prefix once.
 
-(state: a hybrid's constant per-request state, :mod:`core.memory.state`; 0 for other models)
+(state: a hybrid's constant per-request state times the pages vLLM keeps of it, :mod:`core.memory.state`;
+0 for other models)
 
 The levers that are on come with the deployment (:attr:`core.spec.deployment.Deployment.lever_models`):
 a lever that shares prompt tokens (prefix caching, :meth:`core.levers.base.Lever.shared_tokens`)
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
-from core.memory.state import kv_block_size, state_bytes_per_request
+from core.memory.state import kv_block_size, state_bytes_per_request, state_pages_per_request
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
@@ -60,6 +61,12 @@ def request_state_bytes(dep: Deployment) -> float:
     return state_bytes_per_request(dep.model, dep.parallel)
 
 
+def request_state_reserved_bytes(dep: Deployment) -> float:
+    """State a running request keeps on one GPU [bytes] = state x pages per state layer (1, or 2-3 with
+    vLLM's prefix caching of hybrids: :func:`core.memory.state.state_pages_per_request`)."""
+    return request_state_bytes(dep) * state_pages_per_request(dep)
+
+
 def shared_prefix_tokens(dep: Deployment, input_len):
     """Prompt tokens of requests of ``input_len`` whose KV the batch holds once [tokens]."""
     return _total((lever.shared_tokens(dep, input_len) for lever in dep.lever_models), input_len)
@@ -80,7 +87,7 @@ def shared_kv_bytes(dep: Deployment, input_len):
 
 def own_kv_bytes(dep: Deployment, request_len, input_len):
     """KV one request adds beside the shared prefix, and a hybrid's constant state [bytes]."""
-    return sequence_kv_bytes(dep, request_len) - shared_kv_bytes(dep, input_len) + request_state_bytes(dep)
+    return sequence_kv_bytes(dep, request_len) - shared_kv_bytes(dep, input_len) + request_state_reserved_bytes(dep)
 
 
 def batch_kv_bytes(dep: Deployment, batch, request_len, input_len):

@@ -9,9 +9,13 @@ vLLM keeps it in the same paged pool as the KV cache, one page per layer, so it 
 attention block size up until one attention page (block x KV of one token in one layer) holds a
 state page, and pads the state page to that size (vLLM 0.11-0.33:
 ``HybridAttentionMambaModelConfig.verify_and_update_config``, then
-``platforms/interface.py``; alignment 16 tokens, the FlashAttention kernel's):
+``platforms/interface.py``; alignment A = 16 tokens, the FlashAttention kernel's, and from vLLM 0.33
+lcm(16, 64) = 64 for Gated DeltaNet on SM90, whose FlashInfer prefill checkpoints every 64 tokens):
 
-    block size = max(configured, 16 x ceil(state page / (16 x attention page of one token)))
+    block size = max(configured, A x ceil(state page / (A x attention page of one token)))
+
+With prefix caching (on for hybrids from vLLM 0.26) a request reserves 2 state pages per state group
+(3 with a prefill checkpoint, 0.33+) in vLLM's concurrency figure: :func:`state_pages_per_request`.
 
 The state is kept in the model's 16-bit dtype, the recurrent / SSM part at the bytes the model's
 spec gives (float32 where the config or vLLM's default for the architecture says so).
@@ -28,12 +32,15 @@ from core.memory.kv import kv_bytes_per_token_per_layer, state_layers_per_gpu
 from core.spec.engine import Parallelism
 from core.spec.model import ModelSpec
 from core.spec.precision import Precision
+from core.spec.release import VLLM_HYBRID_PREFIX_CACHING_FROM, VLLM_MAMBA_ALIGN_ALL_FROM, VLLM_MAMBA_CHECKPOINT_FROM
 
 if TYPE_CHECKING:
     from core.spec.deployment import Deployment
 
 STATE_DTYPE_BYTES = 2  # vLLM's mamba_cache_dtype "auto": the model's dtype (bf16/fp16)
 KERNEL_BLOCK_ALIGNMENT = 16  # tokens; vLLM rounds the forced attention block to this multiple
+GDN_FLASHINFER_ALIGNMENT = 64  # tokens; FlashInfer's GDN prefill emits checkpoints on its 64-token chunks
+SM90 = 90  # CUDA capability (Hopper) where vLLM runs the GDN prefill on FlashInfer
 
 
 @functools.cache
@@ -61,21 +68,52 @@ def state_bytes_per_request(model: ModelSpec, par: Parallelism, extra_tokens: in
 
 
 @functools.cache
-def aligned_block_size(model: ModelSpec, kv: Precision, par: Parallelism, configured: int) -> int:
+def aligned_block_size(
+    model: ModelSpec, kv: Precision, par: Parallelism, configured: int, alignment: int = KERNEL_BLOCK_ALIGNMENT
+) -> int:
     """The attention block size vLLM runs with [tokens]: ``configured``, or larger so that one
-    attention page holds one state page (see the module docstring)."""
+    attention page holds one state page, a multiple of ``alignment`` (see the module docstring)."""
     state_page = state_bytes_per_layer(model, par.tp)
     if not state_page:
         return configured
     per_token = kv_bytes_per_token_per_layer(model, kv, par.tp)
-    needed = KERNEL_BLOCK_ALIGNMENT * math.ceil(state_page / (KERNEL_BLOCK_ALIGNMENT * per_token))
+    needed = alignment * math.ceil(state_page / (alignment * per_token))
     return max(configured, needed)
+
+
+def _checkpoints(dep: Deployment) -> bool:
+    """Whether the state layers keep a prefill checkpoint page (vLLM 0.33+, align mode): Mamba2 layers
+    always, Gated DeltaNet layers where their prefill runs on FlashInfer (SM90)."""
+    rel = dep.engine.release
+    if rel.engine != "vllm" or not rel.at_least(VLLM_MAMBA_CHECKPOINT_FROM):
+        return False
+    return dep.model.mamba is not None or dep.gpu.cuda_capability == SM90
+
+
+def block_alignment(dep: Deployment) -> int:
+    """Multiple of tokens a hybrid's forced block is rounded to [tokens]: 16, or lcm(16, 64) = 64 for
+    Gated DeltaNet whose prefill checkpoints on FlashInfer's 64-token chunks (vLLM 0.33+, SM90)."""
+    gdn_flashinfer = _checkpoints(dep) and dep.model.linear_attention is not None
+    return math.lcm(KERNEL_BLOCK_ALIGNMENT, GDN_FLASHINFER_ALIGNMENT if gdn_flashinfer else 1)
 
 
 def kv_block_size(dep: Deployment) -> int:
     """Tokens per KV block of ``dep`` as the engine runs it [tokens]."""
     configured = dep.engine.block_tokens_on(dep.gpu.vendor, dep.model.mla is not None)
-    return aligned_block_size(dep.model, dep.kv, dep.parallel, configured)
+    return aligned_block_size(dep.model, dep.kv, dep.parallel, configured, block_alignment(dep))
+
+
+def state_pages_per_request(dep: Deployment) -> int:
+    """State pages vLLM reserves per request and state group in its concurrency figure [pages]:
+    1 (mamba_cache_mode 'none'), 2 with prefix caching ('align': the running state and the last
+    block's; vLLM 0.26+ for Gated DeltaNet hybrids, 0.30+ for all), 3 where the layers also keep a
+    prefill checkpoint (0.33+, :func:`_checkpoints`). Release citations: :mod:`core.spec.release`."""
+    rel = dep.engine.release
+    if rel.engine != "vllm" or not rel.at_least(VLLM_HYBRID_PREFIX_CACHING_FROM):
+        return 1
+    if dep.model.linear_attention is None and not rel.at_least(VLLM_MAMBA_ALIGN_ALL_FROM):
+        return 1  # 0.26-0.29: Mamba2 models in 'all' mode, not modelled
+    return 2 + _checkpoints(dep)
 
 
 def state_page_padding(dep: Deployment) -> float:

@@ -48,6 +48,28 @@ VLLM_GRAPHS_CHARGED_FROM = (0, 20, 0)
 VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS became 1 by default (0.18-0.19 computed it behind the
 flag; its log line says 0.21, the 0.20.0 wheel already defaults to it). Before, graphs were
 captured after the KV cache was sized and lived in the (1 - utilization) headroom."""
+VLLM_KV_TOKENS_FROM_CONCURRENCY = (0, 20, 1)
+"""vLLM logs "GPU KV cache size: N tokens" as int(max concurrency x max_model_len) from 0.20.1
+(``update_kv_cache_capacity`` / ``get_kv_cache_capacity``, vllm/v1/core/kv_cache_utils.py:1061-1150 in
+0.33.0; upstream vllm-project/vllm#40691, #40694, #38364); through 0.20.0 it logged
+num_blocks // groups x block (0.11.0 kv_cache_utils.py:1080, 0.19.0 :1301-1306, 0.20.0 the same)."""
+VLLM_HYBRID_PREFIX_CACHING_FROM = (0, 26, 0)
+"""Hybrid (attention + Mamba / Gated DeltaNet) models keep prefix caching on by default from 0.26.0
+("Generative hybrid models support prefix caching.", vllm/config/model.py:2239-2291 in 0.33.0; 0.25.1
+and earlier turn it off for hybrids), which sets mamba_cache_mode 'align'
+(model_executor/models/config.py); a state group then reserves 2 pages per request, not 1
+(``MambaSpec.max_memory_usage_bytes``, v1/kv_cache_interface.py:1135-1141 in 0.33.0, :296-300 in 0.19.0).
+0.26-0.29 put Mamba2-family models (nemotron-h, granite-4 hybrids, falcon-h1, jamba, zamba2) in 'all'
+mode instead (a page per block of tokens; not modelled); from 0.30.0 every hybrid goes to 'align'."""
+VLLM_MAMBA_ALIGN_ALL_FROM = (0, 30, 0)
+"""From 0.30.0 prefix caching puts every hybrid in mamba_cache_mode 'align'
+(model_executor/models/config.py:622-630 in 0.30.0; 0.26.0 :560-562 chose 'all' where the model supports it)."""
+VLLM_MAMBA_CHECKPOINT_FROM = (0, 33, 0)
+"""From 0.33.0 a Mamba2 layer (mamba_mixer2.py:1109-1117), and a Gated DeltaNet layer whose prefill runs
+on FlashInfer (SM90: qwen_gdn_linear_attn.py:249, 736-760), reserves one more state page per request for
+the prefill checkpoint (kv_cache_interface.py:1135-1141), and in align mode the block is a multiple of
+the layers' checkpoint alignment (platforms/interface.py:1089-1100), 64 tokens for FlashInfer GDN
+(v1/attention/backends/gdn_attn.py:34). Absent in 0.30.0 and 0.32.0."""
 
 CHAT_OFF_LOOP_FROM = {"vllm": (0, 19, 0), "sglang": (0, 5, 22)}
 """The first release whose OpenAI-compatible server renders chat templates off its event loop, read in
