@@ -78,3 +78,21 @@ def test_a_plain_model_logs_the_same_tokens_either_way(deploy):
     new = deploy("llama-3.1-8b", "h100-sxm", max_model_len=8192, release=parse_release("vllm", "0.33.0"))
     budget = 50 * 2**30
     assert kv_capacity(old, budget, 1024).capacity_tokens == kv_capacity(new, budget, 1024).capacity_tokens
+
+
+
+def test_the_simulator_holds_the_state_pages_the_release_reserves(deploy):
+    """A running request in the simulator holds the state pages vLLM reserves for it: 3 per state group
+    at 0.33 on an H100 (prefix caching's 'align' + a checkpoint), 1 at 0.19, as capacity counts them."""
+    import numpy as np
+
+    from core.memory.request_kv import request_state_bytes
+    from core.serving.step_cost import Blocks
+
+    held = {}
+    for version, pages in (("0.19.0", 1), ("0.33.0", 3)):
+        dep = _next(deploy, version)
+        blocks = Blocks(dep)
+        assert blocks.state == pytest.approx(pages * request_state_bytes(dep))
+        held[version] = float(blocks(np.array([1]))[0]) * blocks.block_bytes - blocks.state  # the KV part
+        assert 0 < held[version] <= blocks.block_bytes

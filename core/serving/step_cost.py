@@ -15,7 +15,8 @@ import numpy as np
 
 from core.levers.settings import Levers
 from core.memory.kv import kv_bytes_per_sequence, kv_bytes_per_token
-from core.memory.state import kv_block_size, state_bytes_per_request, state_traffic_bytes
+from core.memory.request_kv import request_state_reserved_bytes
+from core.memory.state import kv_block_size, state_traffic_bytes
 from core.spec.deployment import Deployment
 from core.spec.engine import Parallelism
 from core.timing.aic_backend import AicStepModel
@@ -34,13 +35,13 @@ from core.timing.work import (
 
 class Blocks:
     """KV blocks a sequence of t cached tokens holds: exact and window-aware, in block units; a
-    hybrid's sequences also hold their constant state (in block units) once they have a token."""
+    hybrid's sequences also hold their constant state's pages (in block units) once they have a token."""
 
     def __init__(self, dep: Deployment) -> None:
         self.dep = dep
         self.size = kv_block_size(dep)
         self.block_bytes = self.size * kv_bytes_per_token(dep.model, dep.kv, dep.parallel)
-        self.state = state_bytes_per_request(dep.model, dep.parallel)
+        self.state = request_state_reserved_bytes(dep)  # with the pages prefix caching reserves, by release
         self.uniform = not dep.model.num_sliding_layers and not self.state
 
     def __call__(self, tokens):
