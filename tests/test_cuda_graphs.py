@@ -20,13 +20,16 @@ def sizes(catalog, version, gpu="h100-sxm", max_num_seqs=1024, budget=8192, engi
 def test_capture_sizes_follow_the_release(catalog):
     # 0.11.0: 1, 2, 4 and multiples of 8 up to min(2 x max_num_seqs, 512) (config/__init__.py:551-613)
     assert sizes(catalog, "0.11.0") == (1, 2, 4, *range(8, 513, 8))
-    # from 0.12.0: multiples of 8 below 256, then of 16 (config/vllm.py:1074 in 0.12.0)
+    # from 0.11.1: multiples of 8 below 256, then of 16 (config/vllm.py:862-887 in 0.11.1, :1074 in 0.12.0)
     assert sizes(catalog, "0.33.0") == (1, 2, 4, *range(8, 256, 8), *range(256, 513, 16))
+    assert sizes(catalog, "0.11.1") == sizes(catalog, "0.33.0")
     # 1024 on data-centre Blackwell from 0.28.0 (is_device_capability_family(100)); 512 in 0.27.0
     assert sizes(catalog, "0.33.0", gpu="b200")[-1] == 1024 and sizes(catalog, "0.27.0", gpu="b200")[-1] == 512
     # the ceiling is 2 x max_num_seqs, and no more than max_num_batched_tokens
     assert sizes(catalog, "0.33.0", max_num_seqs=64)[-1] == 128
-    assert sizes(catalog, "0.33.0", budget=196)[-1] == 192
+    assert sizes(catalog, "0.19.0", budget=196)[-1] == 192
+    # and the budget itself is captured when it is the ceiling (config/vllm.py:2592-2597 in 0.33.0; not in 0.19.0)
+    assert sizes(catalog, "0.33.0", budget=196)[-2:] == (192, 196)
     # V0, TensorRT-LLM: not modelled; SGLang 0.5.3+: up to cuda_graph_max_bs (256 on an 80 GB GPU at tp 1)
     assert sizes(catalog, "0.6.3") == () and sizes(catalog, "1.2.0", engine="trtllm") == ()
     assert sizes(catalog, "0.5.6", engine="sglang")[-1] == 256

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from core.memory.graphs import GRAPH_FIT, capture_sizes, graph_bytes, layer_graphs
+from core.memory.graphs import GRAPH_FIT, graph_bytes, layer_graphs
 from core.spec import units
+from core.spec.catalog import load_catalog
+from core.spec.engine_defaults import cuda_graph_sizes
 from core.spec.release import parse_release
 
 V0110, V0111, V033 = (parse_release("vllm", v) for v in ("0.11.0", "0.11.1", "0.33.0"))
+H100 = load_catalog().gpu("h100-sxm")
+
+
+def capture_sizes(release, max_num_seqs, max_num_batched_tokens):
+    """The engine's capture list on an H100 (one rule: core.spec.engine_defaults.cuda_graph_sizes)."""
+    return cuda_graph_sizes(release, max_num_seqs, max_num_batched_tokens, H100, 1)
 
 
 def test_0_11_0_steps_by_8_up_to_twice_max_num_seqs():

@@ -203,10 +203,14 @@ def sized_max_model_len(longest_request: int, model_context: int) -> int:
     return min(1 << (int(longest_request) - 1).bit_length(), int(model_context))
 
 
-VLLM_GRAPH_STRIDE_16_FROM = (0, 12, 0)
-"""vLLM captures batch sizes 1, 2, 4, 8..248 step 8 and 256..ceiling step 16 from 0.12.0
-(``_set_cudagraph_sizes``, vllm/config/vllm.py:1074 in 0.12.0, :2590 in 0.33.0); before it 1, 2, 4 and
+VLLM_GRAPH_STRIDE_16_FROM = (0, 11, 1)
+"""vLLM captures batch sizes 1, 2, 4, 8..248 step 8 and 256..ceiling step 16 from 0.11.1
+(``_set_cudagraph_sizes``, vllm/config/vllm.py:862-887 in 0.11.1, :2590 in 0.33.0); before it 1, 2, 4 and
 multiples of 8 up to the ceiling (vllm/config/__init__.py:551-613 and config/scheduler.py:222-227 in 0.11.0)."""
+VLLM_GRAPH_TOKEN_CAP_FROM = (0, 24, 0)
+"""vLLM also captures max_num_batched_tokens itself when that is the ceiling (vllm/config/vllm.py:2592-2597 in
+0.33.0, "ensure max_num_tokens is captured"): read in 0.24.0 and 0.32-0.33, absent in 0.19.0; 0.20-0.23 were
+not read and are taken without it. Only a token budget under 512 meets it."""
 VLLM_GRAPH_1024_FROM = (0, 28, 0)
 """vLLM's graph ceiling is 1024 rather than 512 on data-centre Blackwell (compute capability 10.x) from
 0.28.0 (``is_device_capability_family(100)``, vllm/config/vllm.py:1938 in 0.28.0, :2464 in 0.33.0; absent in 0.27.0)."""
@@ -234,4 +238,6 @@ def cuda_graph_sizes(release: Release, max_num_seqs: int, max_num_batched_tokens
         sizes = [1, 2, 4, *range(8, min(ceiling + 1, 256), 8), *range(256, ceiling + 1, 16)]
     else:
         sizes = [1, 2, 4, *range(8, ceiling + 1, 8)]
-    return tuple(size for size in sizes if size <= ceiling)
+    if release.at_least(VLLM_GRAPH_TOKEN_CAP_FROM) and max_num_batched_tokens == ceiling:
+        sizes.append(ceiling)
+    return tuple(sorted({size for size in sizes if size <= ceiling}))
