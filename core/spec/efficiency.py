@@ -134,7 +134,7 @@ CLASS_EFFICIENCY: dict[str, Efficiency] = {
     "hbm": Efficiency(
         compute=0.5,
         bandwidth=0.6,
-        frontend_per_token_s=60 * units.US,
+        frontend_per_token_s=0.0,
         expert=0.35,
         moe_layer_overhead_s=50 * units.US,
         chat_ingest_s=8 * units.MS,
