@@ -157,6 +157,6 @@ def test_the_how_explanation_quotes_the_aic_step(aic, deploy):
     tpot = explain(result)["tpot"]
     assert tpot.formula == r"\text{TPOT} = T_{AIC} + T_{overhead}"
     assert r"aic 0.12.0 (h100\_sxm, vllm 0.24.0)" in tpot.values
-    assert "step time backend `aic 0.12.0 (h100_sxm, vllm 0.24.0)`" in tpot.source
+    assert "core/timing/aic_backend.py (`aic 0.12.0 (h100_sxm, vllm 0.24.0)`)" in tpot.source
     decode = result.latency.decode
     assert tpot.value == pytest.approx(float(decode.kernel_seconds + decode.overhead_s))

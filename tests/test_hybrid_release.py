@@ -80,7 +80,6 @@ def test_a_plain_model_logs_the_same_tokens_either_way(deploy):
     assert kv_capacity(old, budget, 1024).capacity_tokens == kv_capacity(new, budget, 1024).capacity_tokens
 
 
-
 def test_the_simulator_holds_the_state_pages_the_release_reserves(deploy):
     """A running request in the simulator holds the state pages vLLM reserves for it: 3 per state group
     at 0.33 on an H100 (prefix caching's 'align' + a checkpoint), 1 at 0.19, as capacity counts them."""

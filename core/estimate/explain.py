@@ -124,7 +124,7 @@ def tpot(result) -> Explanation:
         lat.tpot_s,
         "s",
         f"core/timing/phases.py (decode_step_time), core/timing/roofline.py, core/timing/kernel_speed.py "
-        f"(`{kernel_speed(dep).tier}`), step time backend `{step_time_backend(dep)}`;"
+        f"(`{kernel_speed(dep).tier}`), core/timing/aic_backend.py (`{step_time_backend(dep)}`);"
         " docs/model.md, Latency and throughput",
     )
 
@@ -139,7 +139,7 @@ def prefill(result) -> Explanation:
         float(phase.seconds),
         "s",
         f"core/timing/phases.py (prefill_time), core/timing/kernel_speed.py (`{kernel_speed(dep).tier}`),"
-        f" step time backend `{step_time_backend(dep)}`;"
+        f" core/timing/aic_backend.py (`{step_time_backend(dep)}`);"
         " docs/model.md, Latency and throughput",
     )
 

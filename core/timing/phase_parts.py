@@ -27,7 +27,7 @@ class PhaseTime:
     compute_s: object
     memory_s: object
     comm_s: object
-    """All-reduces, the logits gather, pipeline sends and all-to-alls [s] (:mod:`core.timing.comm`)."""
+    """All-reduces, the logits gather, pipeline sends and all-to-all exchanges [s] (:mod:`core.timing.comm`)."""
     overhead_s: object
     flops: object
     """FLOPs one GPU executes in the phase [FLOP]."""
