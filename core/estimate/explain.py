@@ -254,9 +254,10 @@ MEMORY = (
 TIMING = (fits, ttft, ttft_burst, prefill, tpot, e2e, throughput, bound)
 
 
-def explain(result) -> dict[str, Explanation]:
-    """Every explained number of an :class:`~core.estimate.result.Estimate`, by key."""
-    return {item.key: item for item in (f(result) for f in (*TIMING, *MEMORY))}
+def explain(result, parts=None) -> dict[str, Explanation]:
+    """Every explained number of an :class:`~core.estimate.result.Estimate`, by key; ``parts``: only these
+    explanation functions (e.g. :data:`MEMORY`: no burst is stepped for a page that shows none)."""
+    return {item.key: item for item in (f(result) for f in (parts or (*TIMING, *MEMORY)))}
 
 
 __all__ = ["Explanation", "explain", "gib"]

@@ -6,7 +6,7 @@ static estimate (:func:`core.estimate.explain.explain`).
 
 from __future__ import annotations
 
-from core.estimate.explain import explain, ms
+from core.estimate.explain import MEMORY, explain, ms
 from core.estimate.explain_memory import Explanation, num
 from core.planning.answer import quoted_ttft_s
 from core.planning.check import Plan
@@ -69,5 +69,5 @@ def plan_explanations(plan: Plan) -> dict[str, Explanation]:
             source,
         ),
     }
-    static = explain(plan.estimate)
+    static = explain(plan.estimate, MEMORY)  # Plan quotes the steady state's timing: no burst to step for it
     return found | {key: static[key] for key in MEMORY_KEYS}
