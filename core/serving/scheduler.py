@@ -7,7 +7,7 @@ prefilled; :meth:`Engine.admit` admits waiting requests in arrival order while `
 the token budget and the free blocks (less a watermark) allow; :meth:`Engine.advance` or
 :meth:`Engine.advance_decodes` record what the step computed (a run of decode-only steps takes as
 many as :meth:`Engine.decode_steps_that_fit` allows); :meth:`Engine.retire` frees the blocks of
-finished requests. :meth:`Engine.preempt_newest` is the one preemption: vLLM's
+finished requests (:meth:`Engine.finishing`). :meth:`Engine.preempt_newest` is the one preemption: vLLM's
 recompute, which frees the victim's blocks and prefills its prompt and generated tokens again.
 
 KV is counted in blocks (:class:`core.serving.step_cost.Blocks`); a request starts with the
@@ -212,9 +212,12 @@ class Engine:
         self.last_token[decoding] = clock
         return decoding
 
-    def retire(self, emitting: np.ndarray, clock: float) -> int:
-        """Finish the requests among ``emitting`` that have their whole answer; free their blocks."""
-        finishing = emitting[self.generated[emitting] >= self.answer[emitting]]
+    def finishing(self, emitting: np.ndarray) -> np.ndarray:
+        """The requests among ``emitting`` that have their whole answer."""
+        return emitting[self.generated[emitting] >= self.answer[emitting]]
+
+    def retire(self, finishing: np.ndarray, clock: float) -> int:
+        """Finish ``finishing``, requests that have their whole answer (:meth:`finishing`): free their blocks."""
         if finishing.size:
             self.finish[finishing] = clock
             self.used -= float(np.add.reduce(self.held[finishing] - self.shared[finishing]))

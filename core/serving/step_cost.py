@@ -44,11 +44,10 @@ class Blocks:
         self.uniform = not dep.model.num_sliding_layers and not self.state
 
     def __call__(self, tokens):
-        if self.uniform:
-            return np.ceil(np.asarray(tokens) / self.size)
+        if self.uniform:  # one sequence's (an int): the float np.ceil gives, without numpy's overhead
+            return float(-(-tokens // self.size)) if type(tokens) is int else np.ceil(np.asarray(tokens) / self.size)
         bytes_ = kv_bytes_per_sequence(self.dep.model, self.dep.kv, self.dep.parallel, tokens, self.size)
-        bytes_ = bytes_ + np.where(np.asarray(tokens) > 0, self.state, 0.0)
-        return np.asarray(bytes_) / self.block_bytes
+        return np.asarray(bytes_ + np.where(np.asarray(tokens) > 0, self.state, 0.0)) / self.block_bytes
 
     def most_added(self, sequences: int, tokens: int) -> float:
         """The most blocks ``sequences`` sequences that hold their blocks add with ``tokens`` more
