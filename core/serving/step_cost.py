@@ -180,7 +180,7 @@ class StepModel:
             new = np.array([1] * decoding.size + [size for size, _ in chunks], dtype=np.int64)
             cached = np.concatenate((decoding, np.array([context for _, context in chunks], dtype=np.int64)))
             return step_seconds(self.dep, new, cached)
-        decoded = int(decoding.sum()) + decoding.size  # the decodes' pairs and KV tokens
+        decoded = (sum(decoding.tolist()) if decoding.size <= FEW else int(decoding.sum())) + decoding.size  # pairs, KV
         return self._summed_step(
             decoding.size + len(chunks),
             float(decoding.size + sum(size for size, _ in chunks)),
@@ -239,16 +239,17 @@ def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
 
 
 MAX_RUN_CELLS = 400_000  # requests x steps evaluated at once in a decode-only run
+FEW = 16  # integer arrays up to this size are reduced in Python: the same integers, without numpy's call overhead
 
 
 def decode_run(model: StepModel, cached: np.ndarray, remaining: np.ndarray, until_arrival: float) -> np.ndarray:
-    """Durations of the decode-only steps that run before a request finishes or the next one
-    arrives [s] (the step during which it arrives still runs). Step j has every request at context
-    cached + j, evaluated with the same roofline as a single step. The KV blocks they need are the
-    engine's to check (:meth:`core.serving.scheduler.Engine.decode_steps_that_fit`).
-    """
-    k = min(int(remaining.min()), MAX_RUN_CELLS // cached.size or 1)
-    context = int(cached.sum()) + cached.size  # the first step's pairs and KV tokens
+    """Durations of the decode-only steps that run before a request finishes or the next one arrives [s] (the step
+    during which it arrives still runs). Step j has every request at context cached + j, evaluated with the same
+    roofline as a single step. The KV blocks they need are the engine's to check
+    (:meth:`core.serving.scheduler.Engine.decode_steps_that_fit`)."""
+    few = cached.size <= FEW
+    k = min(min(remaining.tolist()) if few else int(remaining.min()), MAX_RUN_CELLS // cached.size or 1)
+    context = (sum(cached.tolist()) if few else int(cached.sum())) + cached.size  # the first step's pairs and KV tokens
     if math.isfinite(until_arrival):
         # steps only get longer as contexts grow, so the first step's length bounds how many fit
         k = min(k, int(until_arrival / model.decode_step(cached, context)) + 1)
