@@ -20,6 +20,7 @@ from collections import deque
 
 import numpy as np
 
+from core.serving.step_cost import FEW
 from core.spec.deployment import Deployment
 
 WATERMARK = 0.01
@@ -96,21 +97,21 @@ class Engine:
         decoding = run[self.cached[run] >= self.target[run]] if self.prefilling else run
         cached = self.cached[decoding]
         grow = self.blocks(cached + 1) - self.held[decoding]
-        needed = float(np.add.reduce(grow))
+        needed = self._sum(grow)
         preempted = False
         while decoding.size and self.used + needed > self.capacity:
             preempted = True
             victim = self.preempt_newest()
             keep = decoding != victim
             decoding, grow, cached = decoding[keep], grow[keep], cached[keep]
-            needed = float(np.add.reduce(grow))
+            needed = self._sum(grow)
         if decoding.size > self.token_budget:
             decoding, grow, cached = (
                 decoding[: self.token_budget],
                 grow[: self.token_budget],
                 cached[: self.token_budget],
             )
-            needed = float(np.add.reduce(grow))
+            needed = self._sum(grow)
         self.used += needed
         self.held[decoding] += grow
         self.decoding_cached = cached
@@ -204,7 +205,7 @@ class Engine:
         k = len(durations)
         cached = self.decoding_cached + k
         grown = self.blocks(cached) - self.held[decoding]
-        self.used += float(np.add.reduce(grown))
+        self.used += self._sum(grown)
         self.held[decoding] += grown
         self.cached[decoding] = cached
         self.gaps.append(durations[np.newaxis].repeat(decoding.size, axis=0).ravel())  # each request's gaps
@@ -220,12 +221,18 @@ class Engine:
         """Finish ``finishing``, requests that have their whole answer (:meth:`finishing`): free their blocks."""
         if finishing.size:
             self.finish[finishing] = clock
-            self.used -= float(np.add.reduce(self.held[finishing] - self.shared[finishing]))
+            self.used -= self._sum(self.held[finishing] - self.shared[finishing])
             self.held[finishing] = 0
             for r in finishing.tolist():
                 self.running.remove(r)
             self._running_ids = None
         return int(finishing.size)
+
+    def _sum(self, blocks: np.ndarray) -> float:
+        """Blocks added up: a few whole numbers of blocks in Python (the same sum, exactly), else with numpy."""
+        return (
+            float(sum(blocks.tolist())) if self.blocks.uniform and blocks.size <= FEW else float(np.add.reduce(blocks))
+        )
 
     def _fit_chunk(self, r: int, size: int, free: float) -> tuple[int, float]:
         """The largest chunk of at most ``size`` tokens whose new blocks fit in ``free`` blocks, and
