@@ -7,7 +7,7 @@ prefilled; :meth:`Engine.admit` admits waiting requests in arrival order while `
 the token budget and the free blocks (less a watermark) allow; :meth:`Engine.advance` or
 :meth:`Engine.advance_decodes` record what the step computed (a run of decode-only steps takes as
 many as :meth:`Engine.decode_steps_that_fit` allows); :meth:`Engine.retire` frees the blocks of
-finished requests. :meth:`Engine.preempt_newest` is the one preemption: vLLM's
+finished requests (:meth:`Engine.finishing`). :meth:`Engine.preempt_newest` is the one preemption: vLLM's
 recompute, which frees the victim's blocks and prefills its prompt and generated tokens again.
 
 KV is counted in blocks (:class:`core.serving.step_cost.Blocks`); a request starts with the
@@ -20,6 +20,7 @@ from collections import deque
 
 import numpy as np
 
+from core.serving.step_cost import FEW
 from core.spec.deployment import Deployment
 
 WATERMARK = 0.01
@@ -96,21 +97,21 @@ class Engine:
         decoding = run[self.cached[run] >= self.target[run]] if self.prefilling else run
         cached = self.cached[decoding]
         grow = self.blocks(cached + 1) - self.held[decoding]
-        needed = float(np.add.reduce(grow))
+        needed = self._sum(grow)
         preempted = False
         while decoding.size and self.used + needed > self.capacity:
             preempted = True
             victim = self.preempt_newest()
             keep = decoding != victim
             decoding, grow, cached = decoding[keep], grow[keep], cached[keep]
-            needed = float(np.add.reduce(grow))
+            needed = self._sum(grow)
         if decoding.size > self.token_budget:
             decoding, grow, cached = (
                 decoding[: self.token_budget],
                 grow[: self.token_budget],
                 cached[: self.token_budget],
             )
-            needed = float(np.add.reduce(grow))
+            needed = self._sum(grow)
         self.used += needed
         self.held[decoding] += grow
         self.decoding_cached = cached
@@ -204,7 +205,7 @@ class Engine:
         k = len(durations)
         cached = self.decoding_cached + k
         grown = self.blocks(cached) - self.held[decoding]
-        self.used += float(np.add.reduce(grown))
+        self.used += self._sum(grown)
         self.held[decoding] += grown
         self.cached[decoding] = cached
         self.gaps.append(durations[np.newaxis].repeat(decoding.size, axis=0).ravel())  # each request's gaps
@@ -212,17 +213,26 @@ class Engine:
         self.last_token[decoding] = clock
         return decoding
 
-    def retire(self, emitting: np.ndarray, clock: float) -> int:
-        """Finish the requests among ``emitting`` that have their whole answer; free their blocks."""
-        finishing = emitting[self.generated[emitting] >= self.answer[emitting]]
+    def finishing(self, emitting: np.ndarray) -> np.ndarray:
+        """The requests among ``emitting`` that have their whole answer."""
+        return emitting[self.generated[emitting] >= self.answer[emitting]]
+
+    def retire(self, finishing: np.ndarray, clock: float) -> int:
+        """Finish ``finishing``, requests that have their whole answer (:meth:`finishing`): free their blocks."""
         if finishing.size:
             self.finish[finishing] = clock
-            self.used -= float(np.add.reduce(self.held[finishing] - self.shared[finishing]))
+            self.used -= self._sum(self.held[finishing] - self.shared[finishing])
             self.held[finishing] = 0
             for r in finishing.tolist():
                 self.running.remove(r)
             self._running_ids = None
         return int(finishing.size)
+
+    def _sum(self, blocks: np.ndarray) -> float:
+        """Blocks added up: a few whole numbers of blocks in Python (the same sum, exactly), else with numpy."""
+        return (
+            float(sum(blocks.tolist())) if self.blocks.uniform and blocks.size <= FEW else float(np.add.reduce(blocks))
+        )
 
     def _fit_chunk(self, r: int, size: int, free: float) -> tuple[int, float]:
         """The largest chunk of at most ``size`` tokens whose new blocks fit in ``free`` blocks, and

@@ -123,8 +123,8 @@ def simulate(
                 before = front.last
                 delivered = front.run(clock - elapsed + np.cumsum(durations), decoding.size)
                 durations, seen = np.diff(delivered, prepend=before), float(delivered[-1])
-            emitting = engine.advance_decodes(decoding, durations, seen)
-            ends = len(durations) >= remaining.min()  # a run shorter than every remaining answer finishes none
+            engine.advance_decodes(decoding, durations, seen)
+            finishing = decoding[remaining <= len(durations)]  # those whose answer the run completed
         else:
             chunk_ids = [r for r, _ in chunks]
             chunk_sizes = [size for _, size in chunks]
@@ -139,9 +139,8 @@ def simulate(
                     engine.cached[r] + n >= engine.target[r] for r, n in zip(chunk_ids, chunk_sizes, strict=True)
                 )
                 seen = front.step(clock, decoding.size + int(done_prompts))
-            emitting = engine.advance(decoding, chunk_ids, chunk_sizes, seen)
-            ends = True
-        finished = engine.retire(emitting, seen) if ends else 0
+            finishing = engine.finishing(engine.advance(decoding, chunk_ids, chunk_sizes, seen))
+        finished = engine.retire(finishing, seen)
         done += finished
         in_system += finished * (seen - clock)  # finished in the engine, in flight to the client
         arrivals.finished(finished, seen)

@@ -1,8 +1,7 @@
 """Costs of simulator steps: KV blocks held, one step's roofline time, and runs of decode steps.
 
-Everything is evaluated with the core's formulas (core.timing, core.memory); the fast path for
-models without sliding-window layers reads its coefficients off them and is tested equal to the
-general path.
+Everything is evaluated with the core's formulas (core.timing, core.memory); the fast path for models without
+sliding-window layers reads its coefficients off them and is tested equal to the general path.
 """
 
 from __future__ import annotations
@@ -45,11 +44,10 @@ class Blocks:
         self.uniform = not dep.model.num_sliding_layers and not self.state
 
     def __call__(self, tokens):
-        if self.uniform:
-            return np.ceil(np.asarray(tokens) / self.size)
+        if self.uniform:  # one sequence's (an int): the float np.ceil gives, without numpy's overhead
+            return float(-(-tokens // self.size)) if type(tokens) is int else np.ceil(np.asarray(tokens) / self.size)
         bytes_ = kv_bytes_per_sequence(self.dep.model, self.dep.kv, self.dep.parallel, tokens, self.size)
-        bytes_ = bytes_ + np.where(np.asarray(tokens) > 0, self.state, 0.0)
-        return np.asarray(bytes_) / self.block_bytes
+        return np.asarray(bytes_ + np.where(np.asarray(tokens) > 0, self.state, 0.0)) / self.block_bytes
 
     def most_added(self, sequences: int, tokens: int) -> float:
         """The most blocks ``sequences`` sequences that hold their blocks add with ``tokens`` more
@@ -89,6 +87,9 @@ class StepModel:
         self.kv_per_token = float(kv_bytes_per_sequence(m, dep.kv, Parallelism(tp=tp), 1))
         self.state_traffic = state_traffic_bytes(m, tp)  # per scheduled sequence and step
         self._by_tokens: dict[tuple[float, float], tuple[float, float, float]] = {}
+        dense = (float(weight_bytes_read(dep, 1.0)), 0.0)  # a dense model reads all its weights whatever the tokens
+        self._dense_weights = dense if m.moe is None else None
+        self._by_size: dict[tuple[float, int], tuple[float, float, float, float]] = {}  # _size_parts
         self.roofline = Roofline(dep, graphs=True)
         self._decode_terms: dict[int, tuple] = {}  # Roofline.step_terms of a decode step, per batch size
         # work_time is linear in each kind of work: its unit responses give the scalar path below
@@ -118,11 +119,10 @@ class StepModel:
         tokens of ``sequences`` sequences whose logits are gathered (``tokens`` when None: a decode step)."""
         key = (tokens, tokens if sequences is None else sequences)
         if key not in self._by_tokens:
-            self._by_tokens[key] = (
-                float(weight_bytes_read(self.dep, tokens)),
-                float(expert_bytes_read(self.dep, tokens)),
-                float(comm_seconds(self.dep, tokens, 1.0, key[1])),
-            )
+            dep = self.dep
+            w = self._dense_weights or (float(weight_bytes_read(dep, tokens)), float(expert_bytes_read(dep, tokens)))
+            comm = float(comm_seconds(dep, tokens, 1.0, key[1])) if dep.parallel.num_gpus > 1 else 0.0
+            self._by_tokens[key] = (*w, comm)
         return self._by_tokens[key]
 
     def decode_step(self, cached: np.ndarray, context: int) -> float:
@@ -180,7 +180,7 @@ class StepModel:
             new = np.array([1] * decoding.size + [size for size, _ in chunks], dtype=np.int64)
             cached = np.concatenate((decoding, np.array([context for _, context in chunks], dtype=np.int64)))
             return step_seconds(self.dep, new, cached)
-        decoded = int(decoding.sum()) + decoding.size  # the decodes' pairs and KV tokens
+        decoded = (sum(decoding.tolist()) if decoding.size <= FEW else int(decoding.sum())) + decoding.size  # pairs, KV
         return self._summed_step(
             decoding.size + len(chunks),
             float(decoding.size + sum(size for size, _ in chunks)),
@@ -189,7 +189,17 @@ class StepModel:
         )
 
     def _summed_step(self, sequences: int, tokens: float, pairs: float, kv_tokens: float) -> float:
-        """The fast path's step from its four sums [s] (:meth:`batch_step`)."""
+        """The fast path's step from its four sums [s] (:meth:`batch_step`), its size's parts evaluated once."""
+        key = (tokens, sequences)
+        if (parts := self._by_size.get(key)) is None:
+            parts = self._by_size[key] = self._size_parts(sequences, tokens)
+        gemms, least, comm, host_s = parts
+        kv = kv_tokens * self.s_per_kv_token + sequences * self.state_traffic * self.s_per_kv_byte
+        kernels = max(max(pairs * self.s_per_pair, kv) + gemms, least)
+        return kernels + comm + self.overhead + host_s + sequences * self.s_per_scheduled
+
+    def _size_parts(self, sequences: int, tokens: float) -> tuple[float, float, float, float]:
+        """(GEMMs and MoE kernels, the eager launches' floor, communication, host reads) of a step [s]."""
         weights, expert_weights, comm = self._token_terms(tokens, float(sequences))
         lever_flops, lever_bytes, host_s = self._lever_terms(tokens, sequences) if self.levers else (0.0, 0.0, 0.0)
         expert_flops = self.per_expert_token * tokens
@@ -205,10 +215,7 @@ class StepModel:
         gemms = max(gemm_f, gemm_b)
         if expert_weights or self.moe_layer_s:
             gemms += max(expert_fs, expert_bs) + self.moe_layer_s
-        kv = kv_tokens * self.s_per_kv_token + sequences * self.state_traffic * self.s_per_kv_byte
-        kernels = max(max(pairs * self.s_per_pair, kv) + gemms, self.roofline.graphs.eager_floor(tokens, 1.0))
-        gpu = kernels + comm + self.overhead + host_s + sequences * self.s_per_scheduled
-        return gpu
+        return gemms, self.roofline.graphs.eager_floor(tokens, 1.0), comm, host_s
 
 
 def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
@@ -232,16 +239,17 @@ def step_seconds(dep: Deployment, new: np.ndarray, cached: np.ndarray) -> float:
 
 
 MAX_RUN_CELLS = 400_000  # requests x steps evaluated at once in a decode-only run
+FEW = 16  # integer arrays up to this size are reduced in Python: the same integers, without numpy's call overhead
 
 
 def decode_run(model: StepModel, cached: np.ndarray, remaining: np.ndarray, until_arrival: float) -> np.ndarray:
-    """Durations of the decode-only steps that run before a request finishes or the next one
-    arrives [s] (the step during which it arrives still runs). Step j has every request at context
-    cached + j, evaluated with the same roofline as a single step. The KV blocks they need are the
-    engine's to check (:meth:`core.serving.scheduler.Engine.decode_steps_that_fit`).
-    """
-    k = min(int(remaining.min()), MAX_RUN_CELLS // cached.size or 1)
-    context = int(cached.sum()) + cached.size  # the first step's pairs and KV tokens
+    """Durations of the decode-only steps that run before a request finishes or the next one arrives [s] (the step
+    during which it arrives still runs). Step j has every request at context cached + j, evaluated with the same
+    roofline as a single step. The KV blocks they need are the engine's to check
+    (:meth:`core.serving.scheduler.Engine.decode_steps_that_fit`)."""
+    few = cached.size <= FEW
+    k = min(min(remaining.tolist()) if few else int(remaining.min()), MAX_RUN_CELLS // cached.size or 1)
+    context = (sum(cached.tolist()) if few else int(cached.sum())) + cached.size  # the first step's pairs and KV tokens
     if math.isfinite(until_arrival):
         # steps only get longer as contexts grow, so the first step's length bounds how many fit
         k = min(k, int(until_arrival / model.decode_step(cached, context)) + 1)
@@ -251,9 +259,8 @@ def decode_run(model: StepModel, cached: np.ndarray, remaining: np.ndarray, unti
 
 
 class StepTimer:
-    """Durations of simulated steps [s]: the roofline of each step's mix of work, the models levers
-    run beside the target on prompt chunks, KV read back from host memory beyond the GPU's blocks,
-    and a lever's change of what a decode step is (:func:`core.timing.phases.decode_time_ratio`)."""
+    """Durations of simulated steps [s]: each step's roofline, the models levers run beside the target on prompt
+    chunks, KV read back from host memory beyond the GPU's blocks, and a lever's change of what a decode step is."""
 
     def __init__(self, dep: Deployment, gpu_blocks: int, block_bytes: float) -> None:
         self.dep, self.gpu_blocks, self.block_bytes = dep, gpu_blocks, block_bytes
@@ -284,9 +291,8 @@ class StepTimer:
         return duration
 
     def decode_run(self, cached: np.ndarray, remaining: np.ndarray, until_arrival: float, used: float) -> np.ndarray:
-        """The run of decode-only steps before a request finishes or arrives (:func:`decode_run`),
-        each scaled by the decode time ratio at the run's batch and mean context, plus the KV read
-        from the host with ``used`` KV blocks in use."""
+        """The run of decode-only steps before a request finishes or arrives (:func:`decode_run`), each scaled by
+        the decode time ratio at the run's batch and mean context, plus the host's KV reads at ``used`` blocks."""
         if not self.levers:
             return decode_run(self.model, cached, remaining, until_arrival)
         ratio = decode_time_ratio(self.dep, cached.size, float(cached.mean()))
