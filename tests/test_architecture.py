@@ -14,7 +14,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "core"
 MAX_LINES = 300
-PACKAGES = ("spec", "memory", "timing", "levers", "estimate", "serving", "planning", "validation", "teaching", "cli")
+PACKAGES = (
+    "spec",
+    "memory",
+    "timing",
+    "levers",
+    "estimate",
+    "serving",
+    "planning",
+    "validation",
+    "teaching",
+    "report",
+    "cli",
+)
 SOURCES = [
     *sorted(p for d in ("core", "ui", "pages", "tests", "bench") for p in (ROOT / d).rglob("*.py")),
     ROOT / "app.py",

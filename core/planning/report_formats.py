@@ -11,7 +11,6 @@ GPUs, the cost, the best deployment when it was searched, and the launch command
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from typing import Any
 
 from core.estimate.provenance import header_lines
@@ -20,6 +19,7 @@ from core.planning.answer import cost_sentence, operating_point, price_text, que
 from core.planning.check import Plan
 from core.planning.fixes import Fix
 from core.planning.report import fix_groups, headroom_line
+from core.report.blocks import Block
 
 BAR_WIDTH = 20
 BAR_SCALE = 1.5
@@ -33,16 +33,6 @@ def _bar(ratio: float) -> str:
     cells = "█" * filled + "░" * (BAR_WIDTH - filled)
     mark = round(BAR_WIDTH / BAR_SCALE)
     return cells[:mark] + "│" + cells[mark:]
-
-
-@dataclass(frozen=True)
-class Block:
-    """One piece of a section: ``kind`` p (a paragraph), strong (a bold paragraph), list (items),
-    table (a header row and rows), checks (the headroom table with bars), code (preformatted)."""
-
-    kind: str
-    items: tuple = ()
-    header: tuple = ()
 
 
 def _money(value: float | None) -> str:

@@ -1,0 +1,6 @@
+"""Documents the tool writes (exports, plan reports, deployment and benchmark sections): one block
+model and one renderer for Markdown and HTML."""
+
+__all__ = [
+    "blocks",  # Block: one piece of a section (paragraph, list, table, code, checks)
+]
