@@ -24,6 +24,7 @@ __all__ = [
     "hf_config",  # config.json -> ModelSpec
     "hub",  # a repo's config.json from the Hugging Face Hub (HF_TOKEN, HF_ENDPOINT, offline path)
     "json_fields",  # untrusted JSON read into typed fields (ValueErrors name the field); pack/unpack for URLs
+    "json_text",  # parse_json: JSON from outside, one-line errors (long integers, surrogates, depth)
     "local_file",  # read_local_file: a file named on the command line, one-line errors for every bad path
     "mixers",  # per-layer kinds (attention, Gated DeltaNet, Mamba2, FFN-only) and their state shapes
     "model",  # ModelSpec, MoeSpec, MlaSpec, IndexerSpec
