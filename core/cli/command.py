@@ -1,4 +1,5 @@
-"""Command-line interface: ``python -m core list | estimate | check | simulate``.
+"""Command-line interface: ``python -m core list | estimate | check | simulate | search | validate |
+benchmark | readback``.
 
 Human-readable by default, one JSON object with ``--json``. Bad arguments exit with status 2 and a
 one-line message on stderr; a configuration that does not fit is an answer (``fits: false``).
@@ -13,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from core.cli.args import UsageError, deployment_arguments, deployment_from_args, heading
+from core.cli.benchcheck import add_benchmark_arguments, run_benchmark, run_readback
 from core.cli.check import add_requirement_arguments, run_check
 from core.cli.search import add_search_arguments, run_search
 from core.cli.simulate import add_simulate_arguments, run_simulate
@@ -66,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="predicted against measured over the public validation set")
     add_validate_arguments(val)
+    add_benchmark_arguments(sub)  # benchmark, readback
     return parser
 
 
@@ -121,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "simulate": run_simulate,
             "search": run_search,
             "validate": run_validate,
+            "benchmark": run_benchmark,
+            "readback": run_readback,
         }
         output = commands[args.command](args)
     except (UsageError, CatalogError, ValueError, OSError) as err:  # OSError: a file the system would not give
