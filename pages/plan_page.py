@@ -20,6 +20,7 @@ from core.spec.engine_defaults import sized_max_model_len
 from ui import fmt
 from ui.answer import show_answer
 from ui.apply_fix import applied_note, fix_chooser
+from ui.benchcheck import benchmark_section
 from ui.best_deployment import best_deployment_section
 from ui.defaults import show_set
 from ui.download import download_button
@@ -209,6 +210,7 @@ if command.needs_quantized_checkpoint:
     st.caption(t("plan.quantized_checkpoint", format=dep.weights.label))
 st.markdown(t("plan.expected_log"))
 st.code("\n".join(command.expected_log), language="text")
+benchmark_section(plan)  # the benchmark that checks the plan, its result read back (ui/benchcheck.py)
 
 solvers = solvers_to_dict(
     bundle.max_load,
