@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.benchcheck.commands import bench_check, range_ratio
-from core.benchcheck.compare import calibrate_run, compare
+from core.benchcheck.commands import bench_check, note_text, range_ratio
+from core.benchcheck.compare import RunError, calibrate_run, compare
 from core.benchcheck.result_files import MAX_FILE_BYTES, BenchFileError, read_result
 from core.estimate.likely import tier_band
 from core.planning.check import check
@@ -78,7 +78,8 @@ def test_a_rate_load_is_split_over_the_replicas(h100):
     assert int(flags["--num-prompts"]) == 3 * 120  # two minutes of arrivals
     assert _flags(found.commands["guidellm"])["--rate-type"] == "poisson"
     assert float(_flags(found.commands["aiperf"])["--request-rate"]) == 3.0
-    assert any("one replica of 2" in note for note in found.notes)
+    assert ("one_replica", {"replicas": "2"}) in found.notes
+    assert "one replica's endpoint" in note_text(found.notes[0]) and "一个副本" in note_text(found.notes[0], "zh")
 
 
 def test_an_old_vllm_gets_benchmark_serving_py_without_warmups_or_a_range(h100):
@@ -87,7 +88,7 @@ def test_an_old_vllm_gets_benchmark_serving_py_without_warmups_or_a_range(h100):
     flags = _flags(found.commands["vllm"])
     assert found.commands["vllm"].startswith("python benchmarks/benchmark_serving.py ")
     assert "--num-warmups" not in flags and float(flags["--random-range-ratio"]) == 0.0
-    assert found.load.range_ratio == 0.0 and any("--num-warmups" in note for note in found.notes)
+    assert found.load.range_ratio == 0.0 and ("no_warmups", {"release": "vLLM 0.8.0"}) in found.notes
 
 
 def test_range_ratio_from_the_p95():
@@ -234,3 +235,20 @@ def test_cli_garbage_is_one_line_and_exit_2(tmp_path):
     out = _cli("readback", str(bad), "--model", "llama-3.1-8b", "--gpu", "h100-sxm")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: FILE: the result file is not JSON")
+
+
+def test_a_plan_that_does_not_hold_its_load_gets_commands_and_no_prediction(deploy):
+    # 50 users of 1,500 + 9,000 tokens on Gemma-2-27B on one H100: the KV cache holds a few of them;
+    # simulating the thrash took 100+ s, and measuring it says nothing the failed check does not
+    dep = deploy(model="gemma-2-27b", gpu="h100-sxm", max_model_len=8192)
+    found = bench_check(check(dep, Requirement(prompt_len=1500, answer_len=9000)))
+    assert found.predicted is None and ("not_held", {}) in found.notes
+    assert found.commands["vllm"].startswith("vllm bench serve")
+
+
+def test_a_run_the_kv_cache_cannot_hold_is_refused_before_the_replay(h100):
+    data = json.loads((FIXTURES / "vllm_bench_serve.json").read_text())
+    data["max_concurrency"] = 5000
+    with pytest.raises(RunError) as err:
+        compare(h100, read_result(json.dumps(data)))
+    assert "KV cache holds" in str(err.value) and "\n" not in str(err.value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.benchcheck.commands import TOOLS, bench_check
+from core.benchcheck.commands import TOOLS, bench_check, note_text
 from core.benchcheck.compare import Comparison, RunError, calibrate_run, compare
 from core.benchcheck.result_files import MAX_FILE_BYTES, BenchFileError, MeasuredRun, read_result
 from core.planning.check import Plan
@@ -22,7 +22,8 @@ from ui.chart_style import reference_line, titled
 from ui.figure import Figure, chart
 from ui.i18n import lang, t
 
-TOOL_TABS = {"vllm": "vllm bench serve", "guidellm": "guidellm", "aiperf": "aiperf"}
+TOOL_TABS = {"vllm": "`vllm bench serve`", "guidellm": "`guidellm`", "aiperf": "`aiperf`"}
+"""Tab labels: command names, as code in either language."""
 FITTED = "bench_fitted"
 """Session key: the fit just applied (shown once), or the reason it was refused."""
 
@@ -51,14 +52,17 @@ def _commands(plan: Plan) -> None:
     )
     st.caption(t("benchcheck.ui_load", prompts=load.num_prompts, warmups=load.warmups, load=at))
     for note in found.notes:
-        st.caption(note)
+        st.caption(note_text(note, lang()))
+    if found.predicted is None:
+        return
     values, bands = found.predicted.values, found.predicted.bands
+    tier = t(f"likely.tier_{found.predicted.tier.replace(' ', '_')}")
     st.dataframe(
         pd.DataFrame(
             {
                 t("benchcheck.ui_metric"): [t(f"benchcheck.metric_{m}") for m in values],
                 t("benchcheck.ui_predicted"): [_number(v) for v in values.values()],
-                t("benchcheck.ui_likely", tier=found.predicted.tier): [_band(bands[m]) for m in values],
+                t("benchcheck.ui_likely", tier=tier): [_band(bands[m]) for m in values],
             }
         ),
         hide_index=True,

@@ -17,9 +17,12 @@ least 5 x ``--max-concurrency`` for a steady state), max(MIN_PROMPTS, rate x STE
 one, at most MAX_PROMPTS; warm-up W = min(max(C, MIN_WARMUPS), MAX_WARMUPS) requests, not measured.
 
 The predictions simulate exactly that: N requests of those lengths under that traffic on one replica
+(fewer where N x (L_prompt + L_answer) passes MAX_SIMULATED_TOKENS, to bound the time)
 (:func:`core.serving.simulate.simulate`), read as the benchmark reports them: median and P99 TTFT,
 median TPOT and ITL, output tokens/s; each headline number with the band its kernel tier's held-out
-validation supports (:func:`core.estimate.likely.tier_band`).
+validation supports (:func:`core.estimate.likely.tier_band`). A plan that fails its KV cache check or
+whose queue grows without end gets the commands and no prediction: its benchmark measures preemption
+and queueing, and the plan's fixes come first.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.estimate.likely import ALL, tier_band
+from core.messages import message
 from core.planning.check import Plan
 from core.serving.load_sweep import summarize
 from core.serving.simulate import simulate
@@ -44,6 +48,8 @@ TOOLS = ("vllm", "guidellm", "aiperf")
 DATASETS = ("random", "sharegpt")
 MIN_PROMPTS, PROMPTS_PER_CLIENT, STEADY_SECONDS, MAX_PROMPTS = 200, 10, 120, 2000
 MIN_WARMUPS, MAX_WARMUPS = 10, 100
+MAX_SIMULATED_TOKENS = 3_000_000
+"""Prompt + answer tokens a prediction simulates at most (about a second): beyond, fewer requests."""
 MAX_RANGE_RATIO = 0.9
 SHAREGPT_MEANS = (221, 199)
 """Mean prompt and answer tokens of ShareGPT as vLLM samples it (core.serving.traffic.SHAREGPT_SIGMA)."""
@@ -102,13 +108,23 @@ class Predicted:
     tier: str
 
 
+Note = tuple[str, dict[str, str]]
+"""(code, fields) of a sentence in the catalog, ``benchcheck.note_<code>``."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class BenchCheck:
     load: BenchLoad
     commands: dict[str, str]
     """tool -> command line."""
-    notes: tuple[str, ...]
-    predicted: Predicted
+    notes: tuple[Note, ...]
+    predicted: Predicted | None
+    """None for a plan that does not hold its load (a failed KV cache check, a queue without end): its
+    benchmark would measure preemption and queueing, which the plan's fixes should remove first."""
+
+
+def note_text(note: Note, lang: str = "en") -> str:
+    return message(f"benchcheck.note_{note[0]}", lang, **note[1])
 
 
 def range_ratio(typical: int, p95: int) -> float:
@@ -149,7 +165,8 @@ def plan_load(plan: Plan, dataset: str = "random", num_prompts: int | None = Non
 def predict(dep: Deployment, load: BenchLoad, seed: int = 0, bands: bool = True) -> Predicted:
     """Simulate the benchmark's traffic on one replica; the numbers as the benchmark reports them."""
     prompts, answers = load.lengths()
-    result = simulate(dep, load.traffic, load.num_prompts, prompts, answers, seed)
+    count = max(1, min(load.num_prompts, MAX_SIMULATED_TOKENS // (load.prompt_len + load.answer_len)))
+    result = simulate(dep, load.traffic, count, prompts, answers, seed)
     stats = summarize(result)
     values = {
         "ttft_ms": stats["ttft"]["p50"] / units.MS,
@@ -171,7 +188,7 @@ def _model_id(dep: Deployment) -> str:
     return dep.model.hf_id or dep.model.name
 
 
-def vllm_command(dep: Deployment, load: BenchLoad) -> tuple[str, list[str]]:
+def vllm_command(dep: Deployment, load: BenchLoad) -> tuple[str, list[Note]]:
     """``vllm bench serve`` (or benchmark_serving.py before VLLM_BENCH_CLI_FROM) for the load; flags as in
     vllm/benchmarks/serve.py ``add_cli_args`` and vllm/benchmarks/datasets ``add_dataset_parser``."""
     release, notes = dep.engine.release, []
@@ -192,7 +209,7 @@ def vllm_command(dep: Deployment, load: BenchLoad) -> tuple[str, list[str]]:
     if release.engine != "vllm" or release.at_least(WARMUPS_FROM):
         words += ["--num-warmups", str(load.warmups)]
     else:
-        notes.append(f"{release.name} has no --num-warmups (vLLM 0.11.1 on): run the command twice, keep the second")
+        notes.append(("no_warmups", {"release": release.name}))
     words += ["--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99"]
     words += ["--save-result", "--result-filename", RESULT_FILE]
     return shlex.join(words), notes
@@ -246,9 +263,14 @@ def bench_check(plan: Plan, dataset: str = "random", num_prompts: int | None = N
     load = plan_load(plan, dataset, num_prompts)
     dep = plan.deployment
     vllm, notes = vllm_command(dep, load)
-    if plan.requirement.replicas > 1:
-        notes.append(f"one replica of {plan.requirement.replicas}: point the command at one replica's endpoint")
-    if plan.requirement.load == "users":
-        notes.append(f"{plan.requirement.users:,} users who think: {load.concurrency} requests in flight per replica")
+    req = plan.requirement
+    if req.replicas > 1:
+        notes.append(("one_replica", {"replicas": f"{req.replicas:,}"}))
+    if req.load == "users":
+        notes.append(("users", {"users": f"{req.users:,}", "clients": f"{load.concurrency:,}"}))
     commands = {"vllm": vllm, "guidellm": guidellm_command(dep, load), "aiperf": aiperf_command(dep, load)}
+    kv_failed = any(c.name == "kv_cache" and c.status == "failed" for c in plan.checks)
+    if plan.unbounded or kv_failed:
+        notes.append(("not_held", {}))
+        return BenchCheck(load=load, commands=commands, notes=tuple(notes), predicted=None)
     return BenchCheck(load=load, commands=commands, notes=tuple(notes), predicted=predict(dep, load))

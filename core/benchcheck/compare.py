@@ -29,9 +29,10 @@ from dataclasses import dataclass
 
 from core.benchcheck.commands import MAX_PROMPTS, BenchLoad, Predicted, predict
 from core.benchcheck.result_files import MeasuredRun
+from core.estimate.result import estimate
 from core.messages import duration
 from core.spec import units
-from core.spec.deployment import MAX_TOKENS, Deployment
+from core.spec.deployment import MAX_TOKENS, Deployment, Workload
 from core.validation.calibrate import EFFICIENCY_RANGE, SPEED_TOLERANCE, Calibration, CalibrationError, Fit
 
 METRICS = ("ttft_ms", "ttft_p99_ms", "tpot_ms", "itl_ms", "output_tokens_per_s")
@@ -84,9 +85,25 @@ def run_load(run: MeasuredRun) -> BenchLoad:
     )
 
 
+def _replayable(dep: Deployment, load: BenchLoad) -> None:
+    """RunError for a closed loop of more requests than the deployment's KV cache holds at the run's
+    lengths: the run was made on another deployment (or measured preemption, which a replay of
+    hundreds of preempting requests would take minutes to simulate)."""
+    if load.mode != "concurrency":
+        return
+    workload = Workload(input_len=load.prompt_len, output_len=load.answer_len)
+    held = estimate(dep, workload, enforce_context=False).kv.max_concurrency_at_request_len
+    if load.concurrency > held:
+        raise RunError(
+            f"the run keeps {load.concurrency:,} requests of {load.prompt_len:,} + {load.answer_len:,} tokens in "
+            f"flight and this deployment's KV cache holds {held:,}: set the deployment the benchmark ran on"
+        )
+
+
 def compare(dep: Deployment, run: MeasuredRun) -> Comparison:
     """Every metric predicted at the run's own load against what it measured."""
     load = run_load(run)
+    _replayable(dep, load)
     try:
         predicted = predict(dep, load)
     except ValueError as err:  # a request longer than the whole KV cache, a model that does not fit
@@ -113,6 +130,7 @@ def calibrate_run(dep: Deployment, run: MeasuredRun) -> Fit:
     reproduces its median TTFT and median TPOT (module docstring); CalibrationError where an efficiency
     pinned at the sidebar's bound still misses the measurement by more than SPEED_TOLERANCE."""
     load = run_load(run)
+    _replayable(dep, load)
     low, high = EFFICIENCY_RANGE
 
     def medians(compute: float, bandwidth: float) -> tuple[float, float]:

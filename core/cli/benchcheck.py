@@ -13,7 +13,7 @@ import argparse
 import dataclasses
 import json
 
-from core.benchcheck.commands import DATASETS, MAX_PROMPTS, TOOLS, bench_check
+from core.benchcheck.commands import DATASETS, MAX_PROMPTS, TOOLS, bench_check, note_text
 from core.benchcheck.compare import Comparison, RunError, calibrate_run, compare
 from core.benchcheck.result_files import MAX_FILE_BYTES, BenchFileError, MeasuredRun, read_result
 from core.cli.args import UsageError, deployment_arguments, deployment_from_args, heading
@@ -21,6 +21,7 @@ from core.cli.check import add_requirement_arguments, requirement_from_args
 from core.planning.check import check
 from core.spec.catalog import load_catalog
 from core.spec.local_file import read_local_file
+from core.timing.kernel_speed import kernel_speed
 from core.validation.calibrate import CalibrationError
 
 NAMES = {
@@ -61,21 +62,25 @@ def run_benchmark(args: argparse.Namespace) -> str:
     except ValueError as err:
         raise UsageError(str(err)) from None
     tools = (args.tool,) if args.tool else TOOLS
-    predicted = found.predicted
+    predicted, notes = found.predicted, [note_text(note) for note in found.notes]
     if args.json:
         data = {
             "commands": {tool: found.commands[tool] for tool in tools},
             "load": dataclasses.asdict(found.load),
-            "predicted": {k: _rounded(v) for k, v in predicted.values.items()},
-            "bands": {k: None if b is None else [_rounded(b[0]), _rounded(b[1])] for k, b in predicted.bands.items()},
-            "kernel_tier": predicted.tier,
-            "notes": list(found.notes),
+            "predicted": None if predicted is None else {k: _rounded(v) for k, v in predicted.values.items()},
+            "bands": None
+            if predicted is None
+            else {k: None if b is None else [_rounded(b[0]), _rounded(b[1])] for k, b in predicted.bands.items()},
+            "kernel_tier": kernel_speed(dep).tier,
+            "notes": notes,
         }
         return json.dumps(data, indent=2)
     lines = [heading(args, match, dep.weights.name, dep.gpu).rstrip("\n")]
     for tool in tools:
         lines += [f"{tool}:", f"  {found.commands[tool]}"]
-    lines += [f"note: {note}" for note in found.notes]
+    lines += [f"note: {note}" for note in notes]
+    if predicted is None:
+        return "\n".join(lines)
     lines.append(f"predicted for this benchmark ({found.load.num_prompts} requests, kernel tier {predicted.tier}):")
     for metric, value in predicted.values.items():
         band = predicted.bands.get(metric)
