@@ -252,3 +252,19 @@ def test_a_run_the_kv_cache_cannot_hold_is_refused_before_the_replay(h100):
     with pytest.raises(RunError) as err:
         compare(h100, read_result(json.dumps(data)))
     assert "KV cache holds" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_report_section_carries_commands_predictions_and_the_comparison(h100, lang):
+    from core.benchcheck.report import benchmark_section
+    from core.messages import message
+
+    found = bench_check(check(h100, IN_FLIGHT))
+    comparison = compare(h100, read_result((FIXTURES / "vllm_bench_serve.json").read_text()))
+    title, blocks = benchmark_section(found, lang, comparison)
+    assert title == message("benchcheck.ui_title", lang)
+    codes = [b.items[0] for b in blocks if b.kind == "code"]
+    assert codes == [found.commands[tool] for tool in ("vllm", "guidellm", "aiperf")]
+    predicted, compared = [b for b in blocks if b.kind == "table"]
+    assert len(predicted.items) == len(found.predicted.values) and len(compared.header) == 5
+    assert compared.items[0][2] == f"{comparison.rows[0].measured:,.4g}"

@@ -3,4 +3,4 @@ planned load with its predictions (:mod:`commands`), a result file of vllm bench
 aiperf read into one record (:mod:`result_files`), and predicted against measured with a
 calibration fitted to it (:mod:`compare`)."""
 
-__all__ = ["commands", "compare", "result_files"]
+__all__ = ["commands", "compare", "report", "result_files"]
