@@ -25,6 +25,7 @@ PACKAGES = (
     "validation",
     "teaching",
     "report",
+    "energy",
     "cli",
 )
 SOURCES = [
