@@ -150,3 +150,21 @@ def test_bad_pue_flag_is_one_line(capsys):
     assert main(["estimate", "--model", "qwen3-32b", "--gpu", "h100", "--pue", "0.5"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--pue" in err
+
+
+def test_each_energy_explanation_is_the_number_shown():
+    from core.estimate.explain_energy import explain_energy
+
+    inputs = EnergyInputs(usd_per_kwh=0.3, pue=1.4)
+    e, en = run(8, inputs=inputs)
+    found = explain_energy(e, inputs)
+    assert found["energy_power"].value == en.power_w
+    assert found["energy_per_token"].value == en.j_per_token
+    assert found["energy_tokens_per_joule"].value == en.tokens_per_j
+    assert found["energy_kwh_per_million"].value == en.kwh_per_m_tokens
+    assert found["energy_usd_per_million"].value == en.usd_per_m_tokens
+    assert found["energy_usd_per_hour"].value == en.usd_per_hour
+    for item in found.values():
+        shown = item.values.rsplit(" = ", 1)[1].split("\\")[0]
+        assert float(shown.replace("{,}", "")) == pytest.approx(item.value, rel=1e-3), item.key
+    assert r"\times 1.4 \times" in found["energy_kwh_per_million"].values  # the PUE the user chose
