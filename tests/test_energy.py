@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tomllib
 
+import numpy as np
 import pytest
 
 from core.cli.command import main
@@ -168,3 +169,32 @@ def test_each_energy_explanation_is_the_number_shown():
         shown = item.values.rsplit(" = ", 1)[1].split("\\")[0]
         assert float(shown.replace("{,}", "")) == pytest.approx(item.value, rel=1e-3), item.key
     assert r"\times 1.4 \times" in found["energy_kwh_per_million"].values  # the PUE the user chose
+
+
+def test_search_carries_power_and_picks_by_tokens_per_joule(deploy, catalog):
+    from core.planning.pareto import best, search_to_dict
+    from core.planning.requirement import Requirement
+    from core.planning.search import SearchSpace, search
+
+    req = Requirement(load="users", users=40, think_time_s=10.0, prompt_len=1000, answer_len=300, tpot_slo_s=0.08)
+    space = SearchSpace(gpus=("h100-sxm", "l40s"), tensor_parallel=(1, 2), pipeline_parallel=(1,))
+    found = search(catalog, deploy(model="llama-3.1-8b"), req, space)
+    ok = np.isfinite(found.tpot_s)
+    idle = np.array([found.shapes[s].gpu.idle_w for s in found.shape])
+    tdp = np.array([found.shapes[s].gpu.tdp_w for s in found.shape])
+    assert ((found.power_w[ok] >= idle[ok]) & (found.power_w[ok] <= tdp[ok])).all()
+    assert (found.mode[ok] == 1).any()  # disaggregated points are powered too
+    per_joule, cheapest = best(found, "tokens-per-joule"), best(found)
+    assert found.tokens_per_joule[per_joule] >= found.tokens_per_joule[found.meets_slo].max() * (1 - 1e-12)
+    assert found.tokens_per_joule[per_joule] >= found.tokens_per_joule[cheapest]
+    data = search_to_dict(found, space.modes, "tokens-per-joule")
+    assert data["objective"] == "tokens-per-joule" and data["best"]["tokens_per_joule"] > 0
+    assert data["best"]["power_per_gpu_w"] > 0
+    with pytest.raises(ValueError, match="objective"):
+        best(found, "joules")
+
+
+def test_search_objective_flag(capsys):
+    argv = ["search", "--model", "llama-3.1-8b", "--gpus", "l40s", "--users", "20", "--json"]
+    assert main([*argv, "--objective", "tokens-per-joule"]) == 0
+    assert json.loads(capsys.readouterr().out)["objective"] == "tokens-per-joule"

@@ -83,6 +83,22 @@ def board_power(gpu: GpuSpec, u: float) -> float | None:
     return gpu.idle_w + (gpu.tdp_w - gpu.idle_w) * u**SHAPE
 
 
+def board_power_array(gpu: GpuSpec, u) -> np.ndarray:
+    """:func:`board_power` over an array of utilizations [W]; NaN everywhere without power figures."""
+    u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+    if gpu.tdp_w is None or gpu.idle_w is None:
+        return np.full(u.shape, np.nan)
+    return gpu.idle_w + (gpu.tdp_w - gpu.idle_w) * u**SHAPE
+
+
+def utilization_array(phase: PhaseTime) -> np.ndarray:
+    """:func:`utilization` of a phase computed over an array of batches [-]."""
+    seconds = np.asarray(phase.seconds, dtype=float)
+    busy = np.maximum(np.asarray(phase.compute_s, dtype=float), np.asarray(phase.memory_s, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(seconds > 0, np.minimum(1.0, busy / seconds), 0.0)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Energy:
     """The energy figures of one estimate (see the module docstring for each formula)."""

@@ -82,25 +82,28 @@ def energy_section(data: dict[str, Any], lang: str = "en") -> Section:
     if not block.get("available"):
         return title, [Block("p", (message("energy.unavailable", lang, reason=block.get("reason", "")),))]
     inp = block["inputs"]
-    t = lambda key, **kw: message(f"energy.{key}", lang, **kw)  # noqa: E731
     cost = block["usd_per_hour"]
     rows = (
-        (t("power_per_gpu"), f"{block['power_per_gpu_w']:.0f} W"),
-        (t("j_per_token"), f"{block['energy_per_output_token_j']:.3g} J"),
-        (t("tokens_per_j"), f"{block['output_tokens_per_joule']:.3g}"),
-        (t("kwh_per_m"), f"{block['kwh_per_million_output_tokens']:.3g} kWh"),
-        (t("usd_per_m"), f"${block['usd_per_million_output_tokens']:.3g}"),
-        (t("usd_per_hour"), "—" if cost is None else f"${cost:.2f}"),
+        (message("energy.power_per_gpu", lang), f"{block['power_per_gpu_w']:.0f} W"),
+        (message("energy.j_per_token", lang), f"{block['energy_per_output_token_j']:.3g} J"),
+        (message("energy.tokens_per_j", lang), f"{block['output_tokens_per_joule']:.3g}"),
+        (message("energy.kwh_per_m", lang), f"{block['kwh_per_million_output_tokens']:.3g} kWh"),
+        (message("energy.usd_per_m", lang), f"${block['usd_per_million_output_tokens']:.3g}"),
+        (message("energy.usd_per_hour", lang), "—" if cost is None else f"${cost:.2f}"),
     )
     inputs = (
-        t("inputs_line", price=block["electricity_usd_per_kwh"], pue=block["pue"]),
-        t(
-            "curve_line",
+        message("energy.inputs_line", lang, price=block["electricity_usd_per_kwh"], pue=block["pue"]),
+        message(
+            "energy.curve_line",
+            lang,
             idle=inp["idle_w"],
             tdp=inp["tdp_w"],
             u_pre=inp["utilization_prefill"],
             u_dec=inp["utilization_decode"],
         ),
-        t("scope_line"),
+        message("energy.scope_line", lang),
     )
-    return title, [Block("table", rows, (t("quantity"), t("value"))), Block("list", inputs)]
+    return title, [
+        Block("table", rows, (message("energy.quantity", lang), message("energy.value", lang))),
+        Block("list", inputs),
+    ]

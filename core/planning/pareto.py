@@ -10,7 +10,9 @@ matches another on one axis and is worse on the other is dominated (B300 beside 
 TPOT, 0.001 % apart), and of candidates that tie on both axes the front keeps one, the cheapest
 per hour among those not beaten on the unrounded values.
 The best deployment is the cheapest per hour that meets the SLOs (then fewer GPUs, then lower
-TPOT); without prices on any of them, the one with the fewest GPUs.
+TPOT); without prices on any of them, the one with the fewest GPUs. With the objective
+"tokens-per-joule" it is the one that meets the SLOs with the most output tokens per joule of
+GPU-board energy (:mod:`core.energy.power`; GPUs without power figures last), then the cheapest.
 """
 
 from __future__ import annotations
@@ -81,13 +83,22 @@ def throughput_front(c: Candidates) -> np.ndarray:
     return front(-c.tokens_per_s_per_user, -c.tokens_per_s_per_gpu, _pool(c), c.cost_per_hour)
 
 
-def best(c: Candidates) -> int | None:
-    """Index of the best deployment (module docstring), None when no candidate meets the SLOs."""
+OBJECTIVES = ("cost", "tokens-per-joule")
+
+
+def best(c: Candidates, objective: str = "cost") -> int | None:
+    """Index of the best deployment for ``objective`` (module docstring), None when no candidate meets
+    the SLOs."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     idx = np.flatnonzero(c.meets_slo)
     if idx.size == 0:
         return None
     cost = np.where(np.isnan(c.cost_per_hour[idx]), math.inf, c.cost_per_hour[idx])
     order = np.lexsort((c.tpot_s[idx], c.num_gpus[idx], cost))
+    if objective == "tokens-per-joule":
+        per_joule = np.where(np.isfinite(c.tokens_per_joule[idx]), c.tokens_per_joule[idx], -math.inf)
+        order = np.lexsort((c.tpot_s[idx], c.num_gpus[idx], cost, -per_joule))
     return int(idx[order[0]])
 
 
@@ -99,6 +110,7 @@ def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
     dep = c.shapes[c.shape[i]]
     disaggregated = MODES[c.mode[i]] == "disaggregated"
     cost, per_million = c.cost_per_hour[i], c.cost_per_million_output_tokens[i]
+    power, per_joule = c.power_w[i], c.tokens_per_joule[i]
     return {
         "gpu": dep.gpu.id,
         "num_gpus": int(c.num_gpus[i]),
@@ -121,6 +133,8 @@ def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
         "tpot_ms": _ms(c.tpot_s[i]),
         "tokens_per_s_per_gpu": round(float(c.tokens_per_s_per_gpu[i]), 1),
         "tokens_per_s_per_user": round(float(c.tokens_per_s_per_user[i]), 1),
+        "power_per_gpu_w": round(float(power), 1) if np.isfinite(power) else None,
+        "tokens_per_joule": round(float(per_joule), 4) if np.isfinite(per_joule) else None,
         "meets_slo": bool(c.meets_slo[i]),
     }
 
@@ -129,10 +143,11 @@ def _ms(seconds: float) -> float | None:
     return round(float(seconds) / units.MS, 2) if np.isfinite(seconds) else None
 
 
-def search_to_dict(c: Candidates, modes: tuple[str, ...]) -> dict[str, Any]:
-    """The public JSON of ``python -m core search`` (README)."""
-    chosen = best(c)
+def search_to_dict(c: Candidates, modes: tuple[str, ...], objective: str = "cost") -> dict[str, Any]:
+    """The public JSON of ``python -m core search`` (README); ``best`` for ``objective``."""
+    chosen = best(c, objective)
     return {
+        "objective": objective,
         "candidates_evaluated": len(c),
         "shapes_evaluated": len(c.shapes),
         "modes_evaluated": list(modes),

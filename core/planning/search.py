@@ -61,6 +61,7 @@ class Candidates:
     ttft_s: np.ndarray
     tpot_s: np.ndarray
     output_tokens_per_s: np.ndarray
+    power_w: np.ndarray  # average board power per GPU (core.energy.power); NaN without power figures
     meets_slo: np.ndarray
 
     def __len__(self) -> int:
@@ -70,6 +71,12 @@ class Candidates:
     def cost_per_million_output_tokens(self) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             return self.cost_per_hour / (self.output_tokens_per_s * 3600) * 1e6
+
+    @property
+    def tokens_per_joule(self) -> np.ndarray:
+        """Output tokens per joule of GPU-board energy = tokens/s / (GPUs x W per GPU)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.output_tokens_per_s / (self.num_gpus * self.power_w)
 
     @property
     def tokens_per_s_per_gpu(self) -> np.ndarray:
@@ -126,4 +133,5 @@ def _aggregated(index: int, dep: Deployment, req: Requirement, c: Curves, space:
     tpot = np.where(ok, tpot, math.inf)
     ttft = np.where(ok, np.interp(b, c.batch, c.ttft_p95_s), math.inf)
     rate = np.where(ok, np.interp(b, c.batch, c.rate) * replicas, 0.0)
-    return columns(index, 0, dep, req, replicas, replicas, np.zeros_like(replicas), b, ttft, tpot, rate, ok)
+    power = np.interp(b, c.batch, c.power_decode_w)  # the steady step, prompts' chunks riding in it
+    return columns(index, 0, dep, req, replicas, replicas, np.zeros_like(replicas), b, ttft, tpot, rate, ok, power)
