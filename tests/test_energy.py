@@ -196,5 +196,10 @@ def test_search_carries_power_and_picks_by_tokens_per_joule(deploy, catalog):
 
 def test_search_objective_flag(capsys):
     argv = ["search", "--model", "llama-3.1-8b", "--gpus", "l40s", "--users", "20", "--json"]
-    assert main([*argv, "--objective", "tokens-per-joule"]) == 0
-    assert json.loads(capsys.readouterr().out)["objective"] == "tokens-per-joule"
+    assert main([*argv, "--objective", "tokens-per-joule", "--electricity-usd-per-kwh", "0.2", "--pue", "1.5"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["objective"] == "tokens-per-joule" and (data["electricity_usd_per_kwh"], data["pue"]) == (0.2, 1.5)
+    point = data["best"]
+    kwh = 1.5 / point["tokens_per_joule"] / 3.6  # J per token x PUE x 1e6 / 3.6e6
+    assert point["energy_kwh_per_million_output_tokens"] == pytest.approx(kwh, rel=1e-3)
+    assert point["energy_usd_per_million_output_tokens"] == pytest.approx(0.2 * kwh, rel=1e-3)

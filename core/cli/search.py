@@ -8,7 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from core.cli.args import MODEL_HELP, UsageError, heading, release_from_args
+from core.cli.args import (
+    MODEL_HELP,
+    UsageError,
+    energy_arguments,
+    energy_inputs_from_args,
+    heading,
+    release_from_args,
+)
 from core.cli.check import add_requirement_arguments, requirement_from_args
 from core.messages import duration, message
 from core.planning.pareto import OBJECTIVES, search_to_dict
@@ -64,6 +71,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         default="cost",
         help="what the best deployment maximizes: cost (the cheapest per hour) or tokens-per-joule (default cost)",
     )
+    energy_arguments(parser)
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text (default en)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -136,7 +144,7 @@ def run_search(args: argparse.Namespace) -> str:
         engine=EngineConfig(release=release_from_args(args)),
     )
     candidates = search(catalog, base, req, space)
-    data = search_to_dict(candidates, space.modes, args.objective)
+    data = search_to_dict(candidates, space.modes, args.objective, energy_inputs_from_args(args))
     data["model_match"] = match.as_dict(weights.name)
     if args.json:
         return json.dumps(data, indent=2, ensure_ascii=False)

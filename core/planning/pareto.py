@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from core.energy.power import J_PER_KWH, EnergyInputs
 from core.planning.search import MODES, Candidates
 from core.spec import units
 
@@ -102,7 +103,7 @@ def best(c: Candidates, objective: str = "cost") -> int | None:
     return int(idx[order[0]])
 
 
-def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
+def candidate_to_dict(c: Candidates, i: int, energy: EnergyInputs | None = None) -> dict[str, Any]:
     """One candidate as the JSON of ``python -m core search``: its layout (tp, pp, dp data-parallel
     attention ranks, ep the GPUs the experts are split over whole, 1 when they are tensor-split),
     max_num_batched_tokens in effect (``batched_tokens_default``: the engine's own), its running
@@ -111,6 +112,8 @@ def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
     disaggregated = MODES[c.mode[i]] == "disaggregated"
     cost, per_million = c.cost_per_hour[i], c.cost_per_million_output_tokens[i]
     power, per_joule = c.power_w[i], c.tokens_per_joule[i]
+    energy = energy or EnergyInputs()
+    kwh = energy.pue * 1e6 / (per_joule * J_PER_KWH) if np.isfinite(per_joule) and per_joule > 0 else None
     return {
         "gpu": dep.gpu.id,
         "num_gpus": int(c.num_gpus[i]),
@@ -135,6 +138,9 @@ def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
         "tokens_per_s_per_user": round(float(c.tokens_per_s_per_user[i]), 1),
         "power_per_gpu_w": round(float(power), 1) if np.isfinite(power) else None,
         "tokens_per_joule": round(float(per_joule), 4) if np.isfinite(per_joule) else None,
+        # board energy x PUE per 1M output tokens, at the electricity price (core.energy.power)
+        "energy_kwh_per_million_output_tokens": None if kwh is None else round(float(kwh), 4),
+        "energy_usd_per_million_output_tokens": None if kwh is None else round(float(kwh * energy.usd_per_kwh), 4),
         "meets_slo": bool(c.meets_slo[i]),
     }
 
@@ -143,16 +149,22 @@ def _ms(seconds: float) -> float | None:
     return round(float(seconds) / units.MS, 2) if np.isfinite(seconds) else None
 
 
-def search_to_dict(c: Candidates, modes: tuple[str, ...], objective: str = "cost") -> dict[str, Any]:
-    """The public JSON of ``python -m core search`` (README); ``best`` for ``objective``."""
+def search_to_dict(
+    c: Candidates, modes: tuple[str, ...], objective: str = "cost", energy: EnergyInputs | None = None
+) -> dict[str, Any]:
+    """The public JSON of ``python -m core search`` (README); ``best`` for ``objective``; each point's
+    energy bill at ``energy``'s electricity price and PUE."""
     chosen = best(c, objective)
+    energy = energy or EnergyInputs()
     return {
         "objective": objective,
+        "electricity_usd_per_kwh": energy.usd_per_kwh,
+        "pue": energy.pue,
         "candidates_evaluated": len(c),
         "shapes_evaluated": len(c.shapes),
         "modes_evaluated": list(modes),
         "meeting_slo": int(c.meets_slo.sum()),
-        "best": None if chosen is None else candidate_to_dict(c, chosen),
-        "pareto": [candidate_to_dict(c, int(i)) for i in cost_front(c)],
-        "pareto_throughput": [candidate_to_dict(c, int(i)) for i in throughput_front(c)],
+        "best": None if chosen is None else candidate_to_dict(c, chosen, energy),
+        "pareto": [candidate_to_dict(c, int(i), energy) for i in cost_front(c)],
+        "pareto_throughput": [candidate_to_dict(c, int(i), energy) for i in throughput_front(c)],
     }
