@@ -24,6 +24,7 @@ from core.cli.check import add_requirement_arguments, run_check
 from core.cli.search import add_search_arguments, run_search
 from core.cli.simulate import add_simulate_arguments, run_simulate
 from core.cli.validate import add_validate_arguments, run_validate
+from core.energy.report import gpu_power_dict
 from core.estimate.report import estimate_to_dict, format_estimate, gpu_to_dict, model_to_dict
 from core.estimate.whatif import what_if
 from core.estimate.whatif_report import format_whatif, whatif_to_dict
@@ -111,7 +112,7 @@ def _list(args: argparse.Namespace) -> str:
             f"  ctx {r['max_context']:>7}  {r['hf_id']}"
             for r in rows
         )
-    rows = [gpu_to_dict(g) for g in catalog.gpus]
+    rows = [gpu_to_dict(g) | gpu_power_dict(g) for g in catalog.gpus]
     if args.json:
         return json.dumps(rows, indent=2)
     width = max(len(r["id"]) for r in rows)

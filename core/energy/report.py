@@ -10,8 +10,21 @@ from core.energy.power import SHAPE, EnergyInputs, energy_of
 from core.estimate.result import Estimate
 from core.messages import message
 from core.report.blocks import Block, Section
+from core.spec.gpu import GpuSpec
 
-__all__ = ["EnergyInputs", "energy_dict", "energy_line", "energy_section"]
+__all__ = ["EnergyInputs", "energy_dict", "energy_line", "energy_section", "gpu_power_dict"]
+
+
+def gpu_power_dict(gpu: GpuSpec) -> dict[str, Any]:
+    """A GPU's board power figures and their sources, for ``list gpus --json`` (None where none was found)."""
+    return {
+        "tdp_w": gpu.tdp_w,
+        "idle_w": gpu.idle_w,
+        "idle_basis": None if gpu.idle_w is None else ("derived" if gpu.idle_rule else "measured"),
+        "idle_rule": gpu.idle_rule or None,
+        "power_source_url": gpu.power_source_url or None,
+        "idle_source_url": gpu.idle_source_url or None,
+    }
 
 
 def _r(value: float | None, digits: int = 4) -> float | None:
