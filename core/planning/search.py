@@ -23,6 +23,9 @@ Disaggregated xPyD (x prefill and y decode instances of the shape, the KV moved 
     decode: lambda / y = B / ((O - 1) t_d(B))  ->  B,  TPOT = t_d(B)   (no prefill in its steps)
     TTFT = t_p(P95) + W + transfer + t_d(B) + overhead; a users load solves lambda = U / (E2E + T)
     by fixed-point iteration.
+Board power per GPU (:mod:`core.energy.power`, P = P_idle + (P_TDP - P_idle) x u): aggregated, the decode
+step's at B (the prompts' chunks ride in it); disaggregated, (x (rho P_prefill + (1 - rho) P_idle) + y P_decode(B))
+/ (x + y), rho the prefill ranks' busy share; tokens per joule = output tokens/s / (GPUs x power).
 A candidate meets the SLOs when it is stable, its running batch fits the KV cache it admits, and
 TTFT and TPOT are within the requirement's limits. See :mod:`core.planning.pareto` for the fronts.
 """
