@@ -40,7 +40,8 @@ class Curves:
     transfer_bytes: float
     overhead_s: float
     power_decode_w: np.ndarray
-    """Board power per GPU of a decode step at each batch (:mod:`core.energy.power`; NaN without power figures) [W]."""
+    """Board power per GPU at each batch in flight (:mod:`core.energy.power`; NaN without power figures): a decode
+    step's, and below one request the step's for that share of the time, idle for the rest [W]."""
     power_prefill_w: float
     """Board power per GPU prefilling one typical prompt [W]."""
     idle_w: float
@@ -64,7 +65,9 @@ def curves(dep: Deployment, req: Requirement) -> Curves | None:
     prefill = prefill_time(dep, 1, np.array([req.prompt_len, req.p95_prompt]))
     t_p, t_p95 = prefill.seconds
     state = steady_state(dep, batch, req.prompt_len, req.answer_len)
-    decode = decode_step_time(dep, batch, decode_context(req.prompt_len, req.answer_len))
+    decode = decode_step_time(dep, np.maximum(batch, 1.0), decode_context(req.prompt_len, req.answer_len))
+    idle = math.nan if dep.gpu.idle_w is None else dep.gpu.idle_w
+    stepping = np.minimum(batch, 1.0)  # below one request in flight the GPU steps that share of the time
     return Curves(
         batch=batch,
         ceiling=ceiling,
@@ -78,9 +81,9 @@ def curves(dep: Deployment, req: Requirement) -> Curves | None:
         engine_e2e_s=np.asarray(state.engine_e2e_s, dtype=float),
         transfer_bytes=float(transfer),
         overhead_s=dep.efficiency.request_delay_s(1.0),
-        power_decode_w=board_power_array(dep.gpu, utilization_array(decode)),
+        power_decode_w=stepping * board_power_array(dep.gpu, utilization_array(decode)) + (1 - stepping) * idle,
         power_prefill_w=float(board_power_array(dep.gpu, utilization_array(prefill))[0]),
-        idle_w=math.nan if dep.gpu.idle_w is None else dep.gpu.idle_w,
+        idle_w=idle,
     )
 
 
