@@ -203,3 +203,15 @@ def test_search_objective_flag(capsys):
     kwh = 1.5 / point["tokens_per_joule"] / 3.6  # J per token x PUE x 1e6 / 3.6e6
     assert point["energy_kwh_per_million_output_tokens"] == pytest.approx(kwh, rel=1e-3)
     assert point["energy_usd_per_million_output_tokens"] == pytest.approx(0.2 * kwh, rel=1e-3)
+
+
+def test_search_power_at_a_light_load_is_near_idle(deploy, catalog):
+    from core.planning.requirement import Requirement
+    from core.planning.search import SearchSpace, search
+
+    light = Requirement(load="rate", rate_per_s=0.01, prompt_len=500, answer_len=100)
+    space = SearchSpace(gpus=("h100-sxm",), tensor_parallel=(1,), pipeline_parallel=(1,), modes=("aggregated",))
+    found = search(catalog, deploy(model="llama-3.1-8b"), light, space)
+    one = np.flatnonzero(found.replicas == 1)[0]
+    # 0.01 requests/s x ~1 s each: the GPU steps about 1 % of the time
+    assert found.power_w[one] < 85.0 + 0.1 * (700.0 - 85.0)
