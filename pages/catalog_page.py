@@ -8,6 +8,7 @@ import streamlit as st
 from core.estimate.report import gpu_to_dict, model_to_dict
 from core.spec.catalog import load_catalog
 from ui.custom import custom_gpu_form, import_model_form
+from ui.energy import catalog_columns
 from ui.i18n import t
 
 st.title(t("catalog.title"))
@@ -76,7 +77,7 @@ with models_tab:
     )
     st.caption(t("catalog.models_caption", count=len(rows)))
 with gpus_tab:
-    rows = [gpu_to_dict(g) for g in (*catalog.gpus, *custom_gpus.values())]
+    rows = [gpu_to_dict(g) | catalog_columns(g) for g in (*catalog.gpus, *custom_gpus.values())]  # + TDP, idle
     for row in rows:
         tflops = row.pop("tensor_tflops_dense")
         for key in TFLOPS:

@@ -8,7 +8,7 @@ import streamlit as st
 from core.estimate.compare_report import Compared
 from core.estimate.result import estimate
 from core.spec.catalog import load_catalog
-from ui import compare_charts, compare_state, fmt
+from ui import compare_charts, compare_state, energy, fmt
 from ui.cache import batch_sweep
 from ui.compare_state import MAX_COMPARED, MAX_SAVED
 from ui.figure import chart
@@ -68,6 +68,7 @@ rows = {
     "E2E": [fmt.duration(r.latency.e2e_s) for _, r in results],
     t("metric.throughput"): [fmt.rate(r.throughput.output_tokens_per_s) for _, r in results],
     t("metric.decode_bound"): [t(f"bound.{r.bound_decode}") for _, r in results],
+    **energy.compare_rows([r for _, r in results]),  # W per GPU, J per token, electricity per 1M (ui/energy.py)
 }
 table = pd.DataFrame(rows, index=[f"#{i + 1}" for i in range(len(results))]).T
 st.dataframe(table, width="stretch")

@@ -22,6 +22,7 @@ from ui.answer import show_answer
 from ui.cache import batch_sweep, concurrency_by_length, sweep_lengths
 from ui.concurrency_note import render_concurrency_line
 from ui.download import download_button
+from ui.energy import render_energy
 from ui.explain import explain_memory_popover, explain_popover
 from ui.figure import chart
 from ui.i18n import lang, notice_text, t
@@ -94,6 +95,7 @@ if loop.stable:
         )
     )
 render_likely_range(result)
+render_energy(result)  # board power, J per token, the electricity bill (ui/energy.py)
 
 for item in result.warnings:
     st.warning(notice_text(item))

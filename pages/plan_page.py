@@ -24,6 +24,7 @@ from ui.benchcheck import benchmark_section
 from ui.best_deployment import best_deployment_section
 from ui.defaults import show_set
 from ui.download import download_button
+from ui.energy import plan_energy_line
 from ui.explain import explain_plan
 from ui.i18n import lang, notice_text, t
 from ui.levers import active_summary
@@ -200,6 +201,7 @@ if money is not None:
     cols[2].metric(t("plan.per_user_month"), f"${money.per_user_month:,.2f}" if money.per_user_month else "—")
     if not money.achievable:
         st.warning(t("plan.cost_not_achievable_short", share=f"{money.delivered_share:.0%}"))
+energy = plan_energy_line(plan.estimate)  # power, J per token, the electricity bill (ui/energy.py)
 
 searched = best_deployment_section(dep, req)
 
@@ -219,7 +221,9 @@ solvers = solvers_to_dict(
     bundle.gpu_options,
     {o.gpu_id: o.gpu_name for o in bundle.gpu_options},
 )
-data = plan_to_dict(plan, bundle.fixes, command, money, lang(), solvers=solvers, link=view_link(), search=searched)
+data = plan_to_dict(
+    plan, bundle.fixes, command, money, lang(), solvers=solvers, link=view_link(), search=searched, energy=energy
+)
 # each report is built when its button is clicked (Streamlit calls a data callable then, outside the script thread)
 language = lang()
 reports = {

@@ -26,6 +26,7 @@ PACKAGES = (
     "teaching",
     "report",
     "benchcheck",
+    "energy",
     "cli",
 )
 SOURCES = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from core.energy.power import DEFAULT_PUE, DEFAULT_USD_PER_KWH, EnergyInputs
 from core.levers.settings import (
     ATTENTION_KERNELS,
     LORA_TARGETS,
@@ -242,3 +243,27 @@ def heading(args: argparse.Namespace, match: ModelMatch, weights: str, gpu: GpuS
     if gpu is not None and typed.lower() not in (gpu.id.lower(), gpu.name.lower()):
         lines.append(message("names.gpu_line", lang, typed=typed, name=gpu.name, id=gpu.id))
     return "\n".join(lines) + "\n"
+
+
+def energy_arguments(parser: argparse.ArgumentParser) -> None:
+    """--electricity-usd-per-kwh and --pue: the inputs of the energy bill (:mod:`core.energy.power`)."""
+    parser.add_argument(
+        "--electricity-usd-per-kwh",
+        type=float,
+        default=DEFAULT_USD_PER_KWH,
+        help=f"electricity price for the energy figures [USD/kWh] (default {DEFAULT_USD_PER_KWH}, an assumption)",
+    )
+    parser.add_argument(
+        "--pue",
+        type=float,
+        default=DEFAULT_PUE,
+        help="power usage effectiveness, a multiplier for the facility (default 1.0 = GPU boards only)",
+    )
+
+
+def energy_inputs_from_args(args: argparse.Namespace) -> EnergyInputs:
+    try:
+        return EnergyInputs(usd_per_kwh=args.electricity_usd_per_kwh, pue=args.pue)
+    except ValueError as err:
+        flag = "--pue" if "pue" in str(err) else "--electricity-usd-per-kwh"
+        raise UsageError(f"{flag}: {err}") from None

@@ -10,7 +10,7 @@ import dataclasses
 import json
 import math
 
-from core.cli.args import UsageError, deployment_from_args, heading
+from core.cli.args import UsageError, deployment_from_args, energy_inputs_from_args, heading
 from core.planning.check import check
 from core.planning.cost import cost
 from core.planning.fixes import fixes
@@ -111,7 +111,8 @@ def run_check(args: argparse.Namespace) -> str:
         {g.id: g.name for g in catalog.gpus},
     )
     money = cost(plan, price) if price else None
-    data = plan_to_dict(plan, found, serve_command(plan), money, args.lang, solvers=solvers)
+    energy = energy_inputs_from_args(args)
+    data = plan_to_dict(plan, found, serve_command(plan), money, args.lang, solvers=solvers, energy=energy)
     data["model_match"] = match.as_dict(dep.weights.name)
     data["step_time_backend"] = step_time_backend(dep)
     if args.json:

@@ -13,12 +13,20 @@ import os
 import sys
 from collections.abc import Sequence
 
-from core.cli.args import UsageError, deployment_arguments, deployment_from_args, heading
+from core.cli.args import (
+    UsageError,
+    deployment_arguments,
+    deployment_from_args,
+    energy_arguments,
+    energy_inputs_from_args,
+    heading,
+)
 from core.cli.benchcheck import add_benchmark_arguments, run_benchmark, run_readback
 from core.cli.check import add_requirement_arguments, run_check
 from core.cli.search import add_search_arguments, run_search
 from core.cli.simulate import add_simulate_arguments, run_simulate
 from core.cli.validate import add_validate_arguments, run_validate
+from core.energy.report import gpu_power_dict
 from core.estimate.report import estimate_to_dict, format_estimate, gpu_to_dict, model_to_dict
 from core.estimate.whatif import what_if
 from core.estimate.whatif_report import format_whatif, whatif_to_dict
@@ -48,12 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--output-len", type=int, default=256, help="answer tokens per request (default 256)")
     est.add_argument("--batch", type=int, default=1, help="concurrent requests (default 1)")
     est.add_argument("--json", action="store_true", help="print one JSON object")
+    energy_arguments(est)
 
     chk = sub.add_parser("check", help="can this setup serve a load within SLOs: verdict, binding limit, fixes")
     deployment_arguments(chk, max_model_len_default="the P95 prompt + P95 answer, rounded up to a power of two")
     add_requirement_arguments(chk)
     chk.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text (default en)")
     chk.add_argument("--json", action="store_true", help="print one JSON object")
+    energy_arguments(chk)
 
     sim = sub.add_parser("simulate", help="simulate continuous batching under traffic: latency percentiles")
     deployment_arguments(
@@ -80,11 +90,14 @@ def _estimate(args: argparse.Namespace) -> str:
     effects = what_if(deployment, workload)
     model_match = match.as_dict(deployment.weights.name)
     if args.json:
-        data = estimate_to_dict(effects.result) | {"model_match": model_match, "levers": whatif_to_dict(effects)}
+        data = estimate_to_dict(effects.result, energy_inputs_from_args(args)) | {
+            "model_match": model_match,
+            "levers": whatif_to_dict(effects),
+        }
         return json.dumps(data, indent=2)
     return (
         heading(args, match, deployment.weights.name, deployment.gpu)
-        + format_estimate(effects.result)
+        + format_estimate(effects.result, energy_inputs_from_args(args))
         + format_whatif(effects)
     )
 
@@ -102,7 +115,7 @@ def _list(args: argparse.Namespace) -> str:
             f"  ctx {r['max_context']:>7}  {r['hf_id']}"
             for r in rows
         )
-    rows = [gpu_to_dict(g) for g in catalog.gpus]
+    rows = [gpu_to_dict(g) | gpu_power_dict(g) for g in catalog.gpus]
     if args.json:
         return json.dumps(rows, indent=2)
     width = max(len(r["id"]) for r in rows)

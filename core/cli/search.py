@@ -8,10 +8,17 @@ from __future__ import annotations
 import argparse
 import json
 
-from core.cli.args import MODEL_HELP, UsageError, heading, release_from_args
+from core.cli.args import (
+    MODEL_HELP,
+    UsageError,
+    energy_arguments,
+    energy_inputs_from_args,
+    heading,
+    release_from_args,
+)
 from core.cli.check import add_requirement_arguments, requirement_from_args
 from core.messages import duration, message
-from core.planning.pareto import search_to_dict
+from core.planning.pareto import OBJECTIVES, search_to_dict
 from core.planning.search import MODES, SearchSpace, search
 from core.spec import units
 from core.spec.catalog import load_catalog, resolve, resolve_gpu
@@ -58,6 +65,13 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"link between servers: {', '.join(INTER_NODE_LINKS)} (default infiniband-ndr)",
     )
     add_requirement_arguments(parser)
+    parser.add_argument(
+        "--objective",
+        choices=OBJECTIVES,
+        default="cost",
+        help="what the best deployment maximizes: cost (the cheapest per hour) or tokens-per-joule (default cost)",
+    )
+    energy_arguments(parser)
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the text (default en)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -130,7 +144,7 @@ def run_search(args: argparse.Namespace) -> str:
         engine=EngineConfig(release=release_from_args(args)),
     )
     candidates = search(catalog, base, req, space)
-    data = search_to_dict(candidates, space.modes)
+    data = search_to_dict(candidates, space.modes, args.objective, energy_inputs_from_args(args))
     data["model_match"] = match.as_dict(weights.name)
     if args.json:
         return json.dumps(data, indent=2, ensure_ascii=False)
@@ -147,10 +161,11 @@ def _point(p: dict, lang: str) -> str:
     per_million = f"${p['cost_per_million_output_tokens']:,.3f}/1M" if p["cost_per_million_output_tokens"] else "-"
     split = f"tp {p['tp']} pp {p['pp']}" + (f" dp {p['dp']} ep {p['ep']}" if p["dp"] > 1 else "")
     chunk = "" if p["batched_tokens_default"] else f", {p['max_num_batched_tokens']} batched tokens"
+    energy = f", {p['tokens_per_joule']:.3g} tokens/J" if p.get("tokens_per_joule") else ""
     return (
         f"{p['gpu']} x{p['num_gpus']} ({split}, {layout}, {p['weight_dtype']}/{p['kv_dtype']}{chunk}): "
         f"{cost}, {per_million}, TTFT {duration(p['ttft_ms'] * units.MS)}, TPOT {duration(p['tpot_ms'] * units.MS)}"
-        + ("" if p["meets_slo"] else f" [{message('search.misses_slo', lang)}]")
+        f"{energy}" + ("" if p["meets_slo"] else f" [{message('search.misses_slo', lang)}]")
     )
 
 
@@ -169,7 +184,8 @@ def format_search(data: dict, lang: str = "en") -> str:
     if data["best"] is None:
         lines.append(message("search.none_meets", lang))
     else:
-        lines.append(message("search.best", lang) + " " + _point(data["best"], lang))
+        best = "energy.search_best" if data.get("objective") == "tokens-per-joule" else "search.best"
+        lines.append(message(best, lang) + " " + _point(data["best"], lang))
     lines += ["", message("search.front_cost", lang)]
     lines += [f"  - {_point(p, lang)}" for p in data["pareto"][:FRONT_SHOWN]]
     if len(data["pareto"]) > FRONT_SHOWN:

@@ -8,6 +8,7 @@ __all__ = [
     "answer",  # the Explorer's answer sentence: verdict, what binds, cheapest fix and price, figures to quote
     "compare_report",  # the Compare page's table, labels and inputs as Markdown, CSV and JSON exports
     "explain",  # every headline number's formula with this scenario's values (Explanation, explain)
+    "explain_energy",  # the energy numbers' explanations (board power, J per token, cost)
     "explain_memory",  # the memory numbers' explanations
     "export",  # the Explorer's view as Markdown, HTML, JSON and CSV files
     "export_sections",  # those files' sections: Section, Quantity, export_sections

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from core.energy.report import EnergyInputs, energy_dict, energy_line
 from core.estimate.burst import burst_dict, burst_line
 from core.estimate.result import Estimate
 from core.levers.registry import memory_part_labels
@@ -46,7 +47,7 @@ def mha_capacity(e: Estimate) -> tuple[KvCapacity, float]:
     return capacity, saving
 
 
-def estimate_to_dict(e: Estimate) -> dict[str, Any]:
+def estimate_to_dict(e: Estimate, energy: EnergyInputs | None = None) -> dict[str, Any]:
     """The public JSON shape of ``python -m core estimate --json`` (see README)."""
     d, m, kv = e.deployment, e.memory, e.kv
     mha, saving = mha_capacity(e)
@@ -132,14 +133,15 @@ def estimate_to_dict(e: Estimate) -> dict[str, Any]:
             "decode_tokens_per_s": round(e.throughput.decode_tokens_per_s, 2),
         },
         "bound": {"prefill": e.bound_prefill, "decode": e.bound_decode},
+        "energy": energy_dict(e, energy),  # board power and energy per token (core.energy.power)
         "fits": e.fits,
         "warnings": [w.text() for w in e.warnings],
     }
 
 
-def format_estimate(e: Estimate) -> str:
+def format_estimate(e: Estimate, energy: EnergyInputs | None = None) -> str:
     """A compact human-readable report."""
-    data = estimate_to_dict(e)
+    data = estimate_to_dict(e, energy)
     mem, kv, lat, tput = data["memory_per_gpu"], data["kv"], data["latency"], data["throughput"]
     d = e.deployment
     lines = [
@@ -193,6 +195,7 @@ def format_estimate(e: Estimate) -> str:
         f"  E2E   {duration(lat['e2e_ms'] * units.MS):>13}",
         f"  output {tput['output_tokens_per_s']:10.1f} tokens/s, total {tput['total_tokens_per_s']:.1f} tokens/s",
         *_closed_loop_lines(data["closed_loop"]),
+        energy_line(data["energy"]),
     ]
     lines += [f"warning: {w.text()}" for w in e.warnings]
     return "\n".join(lines)

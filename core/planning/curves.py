@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.energy.power import board_power_array, utilization_array
 from core.memory.budget import gpu_memory
 from core.memory.request_kv import own_kv_bytes
 from core.planning.requirement import Requirement
-from core.spec.deployment import Deployment
-from core.timing.phases import prefill_time
+from core.spec.deployment import Deployment, decode_context
+from core.timing.phases import decode_step_time, prefill_time
 from core.timing.steady_state import prompt_ttft, steady_state
 
 GRID_POINTS = 160  # batch points from 1
@@ -38,6 +39,12 @@ class Curves:
     engine_e2e_s: np.ndarray
     transfer_bytes: float
     overhead_s: float
+    power_decode_w: np.ndarray
+    """Board power per GPU at each batch in flight (:mod:`core.energy.power`; NaN without power figures): a decode
+    step's, and below one request the step's for that share of the time, idle for the rest [W]."""
+    power_prefill_w: float
+    """Board power per GPU prefilling one typical prompt [W]."""
+    idle_w: float
 
 
 def curves(dep: Deployment, req: Requirement) -> Curves | None:
@@ -55,8 +62,12 @@ def curves(dep: Deployment, req: Requirement) -> Curves | None:
     _, max_num_seqs = dep.batch_limits  # per rank: each data-parallel rank is its own engine
     ceiling = min(int((space - longest) // typical) + 1, max_num_seqs) * dep.parallel.dp
     batch = np.unique(np.concatenate((LIGHT_LOADS, np.geomspace(1.0, max(ceiling, 1), GRID_POINTS))))
-    t_p, t_p95 = prefill_time(dep, 1, np.array([req.prompt_len, req.p95_prompt])).seconds
+    prefill = prefill_time(dep, 1, np.array([req.prompt_len, req.p95_prompt]))
+    t_p, t_p95 = prefill.seconds
     state = steady_state(dep, batch, req.prompt_len, req.answer_len)
+    decode = decode_step_time(dep, np.maximum(batch, 1.0), decode_context(req.prompt_len, req.answer_len))
+    idle = math.nan if dep.gpu.idle_w is None else dep.gpu.idle_w
+    stepping = np.minimum(batch, 1.0)  # below one request in flight the GPU steps that share of the time
     return Curves(
         batch=batch,
         ceiling=ceiling,
@@ -70,6 +81,9 @@ def curves(dep: Deployment, req: Requirement) -> Curves | None:
         engine_e2e_s=np.asarray(state.engine_e2e_s, dtype=float),
         transfer_bytes=float(transfer),
         overhead_s=dep.efficiency.request_delay_s(1.0),
+        power_decode_w=stepping * board_power_array(dep.gpu, utilization_array(decode)) + (1 - stepping) * idle,
+        power_prefill_w=float(board_power_array(dep.gpu, utilization_array(prefill))[0]),
+        idle_w=idle,
     )
 
 
@@ -85,8 +99,9 @@ def invert(x: np.ndarray, curve: np.ndarray, batch: np.ndarray) -> np.ndarray:
     return np.where(x > order[-1] * (1 + 1e-9), math.inf, b)
 
 
-def columns(index, mode, dep, req, replicas, prefill, decode, batch, ttft, tpot, rate, ok) -> dict:
-    """One shape's candidates as the columns of :class:`core.planning.search.Candidates`."""
+def columns(index, mode, dep, req, replicas, prefill, decode, batch, ttft, tpot, rate, ok, power) -> dict:
+    """One shape's candidates as the columns of :class:`core.planning.search.Candidates`; ``power``:
+    the average board power per GPU [W]."""
     num_gpus = replicas * dep.parallel.num_gpus
     price = dep.gpu.price_per_hour
     meets = ok & (req.longest_request <= dep.max_model_len)  # a longer request is refused
@@ -108,5 +123,6 @@ def columns(index, mode, dep, req, replicas, prefill, decode, batch, ttft, tpot,
         "ttft_s": ttft,
         "tpot_s": tpot,
         "output_tokens_per_s": rate * req.answer_len,
+        "power_w": np.broadcast_to(np.asarray(power, dtype=float), replicas.shape).copy(),
         "meets_slo": meets,
     }

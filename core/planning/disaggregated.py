@@ -57,4 +57,8 @@ def disaggregated(index: int, dep: Deployment, req: Requirement, c: Curves, spac
         b, tpot, ttft, ok = at(rate)
     tpot, ttft = np.where(ok, tpot, math.inf), np.where(ok, ttft, math.inf)
     b = np.where(ok, b, c.batch[-1])
-    return columns(index, 1, dep, req, x + y, x, y, b, ttft, tpot, np.where(ok, rate, 0.0), ok)
+    # power per GPU: prefill ranks busy a share rho of the time (idle otherwise), decode ranks at B
+    rho = np.minimum(rate * c.prefill_s / servers, 1.0)
+    prefill_w = rho * c.power_prefill_w + (1 - rho) * c.idle_w
+    power = (x * prefill_w + y * np.interp(b, c.batch, c.power_decode_w)) / (x + y)
+    return columns(index, 1, dep, req, x + y, x, y, b, ttft, tpot, np.where(ok, rate, 0.0), ok, power)

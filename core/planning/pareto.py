@@ -10,7 +10,9 @@ matches another on one axis and is worse on the other is dominated (B300 beside 
 TPOT, 0.001 % apart), and of candidates that tie on both axes the front keeps one, the cheapest
 per hour among those not beaten on the unrounded values.
 The best deployment is the cheapest per hour that meets the SLOs (then fewer GPUs, then lower
-TPOT); without prices on any of them, the one with the fewest GPUs.
+TPOT); without prices on any of them, the one with the fewest GPUs. With the objective
+"tokens-per-joule" it is the one that meets the SLOs with the most output tokens per joule of
+GPU-board energy (:mod:`core.energy.power`; GPUs without power figures last), then the cheapest.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from core.energy.power import J_PER_KWH, EnergyInputs
 from core.planning.search import MODES, Candidates
 from core.spec import units
 
@@ -81,17 +84,26 @@ def throughput_front(c: Candidates) -> np.ndarray:
     return front(-c.tokens_per_s_per_user, -c.tokens_per_s_per_gpu, _pool(c), c.cost_per_hour)
 
 
-def best(c: Candidates) -> int | None:
-    """Index of the best deployment (module docstring), None when no candidate meets the SLOs."""
+OBJECTIVES = ("cost", "tokens-per-joule")
+
+
+def best(c: Candidates, objective: str = "cost") -> int | None:
+    """Index of the best deployment for ``objective`` (module docstring), None when no candidate meets
+    the SLOs."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     idx = np.flatnonzero(c.meets_slo)
     if idx.size == 0:
         return None
     cost = np.where(np.isnan(c.cost_per_hour[idx]), math.inf, c.cost_per_hour[idx])
     order = np.lexsort((c.tpot_s[idx], c.num_gpus[idx], cost))
+    if objective == "tokens-per-joule":
+        per_joule = np.where(np.isfinite(c.tokens_per_joule[idx]), c.tokens_per_joule[idx], -math.inf)
+        order = np.lexsort((c.tpot_s[idx], c.num_gpus[idx], cost, -per_joule))
     return int(idx[order[0]])
 
 
-def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
+def candidate_to_dict(c: Candidates, i: int, energy: EnergyInputs | None = None) -> dict[str, Any]:
     """One candidate as the JSON of ``python -m core search``: its layout (tp, pp, dp data-parallel
     attention ranks, ep the GPUs the experts are split over whole, 1 when they are tensor-split),
     max_num_batched_tokens in effect (``batched_tokens_default``: the engine's own), its running
@@ -99,6 +111,9 @@ def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
     dep = c.shapes[c.shape[i]]
     disaggregated = MODES[c.mode[i]] == "disaggregated"
     cost, per_million = c.cost_per_hour[i], c.cost_per_million_output_tokens[i]
+    power, per_joule = c.power_w[i], c.tokens_per_joule[i]
+    energy = energy or EnergyInputs()
+    kwh = energy.pue * 1e6 / (per_joule * J_PER_KWH) if np.isfinite(per_joule) and per_joule > 0 else None
     return {
         "gpu": dep.gpu.id,
         "num_gpus": int(c.num_gpus[i]),
@@ -121,6 +136,11 @@ def candidate_to_dict(c: Candidates, i: int) -> dict[str, Any]:
         "tpot_ms": _ms(c.tpot_s[i]),
         "tokens_per_s_per_gpu": round(float(c.tokens_per_s_per_gpu[i]), 1),
         "tokens_per_s_per_user": round(float(c.tokens_per_s_per_user[i]), 1),
+        "power_per_gpu_w": round(float(power), 1) if np.isfinite(power) else None,
+        "tokens_per_joule": round(float(per_joule), 4) if np.isfinite(per_joule) else None,
+        # board energy x PUE per 1M output tokens, at the electricity price (core.energy.power)
+        "energy_kwh_per_million_output_tokens": None if kwh is None else round(float(kwh), 4),
+        "energy_usd_per_million_output_tokens": None if kwh is None else round(float(kwh * energy.usd_per_kwh), 4),
         "meets_slo": bool(c.meets_slo[i]),
     }
 
@@ -129,15 +149,22 @@ def _ms(seconds: float) -> float | None:
     return round(float(seconds) / units.MS, 2) if np.isfinite(seconds) else None
 
 
-def search_to_dict(c: Candidates, modes: tuple[str, ...]) -> dict[str, Any]:
-    """The public JSON of ``python -m core search`` (README)."""
-    chosen = best(c)
+def search_to_dict(
+    c: Candidates, modes: tuple[str, ...], objective: str = "cost", energy: EnergyInputs | None = None
+) -> dict[str, Any]:
+    """The public JSON of ``python -m core search`` (README); ``best`` for ``objective``; each point's
+    energy bill at ``energy``'s electricity price and PUE."""
+    chosen = best(c, objective)
+    energy = energy or EnergyInputs()
     return {
+        "objective": objective,
+        "electricity_usd_per_kwh": energy.usd_per_kwh,
+        "pue": energy.pue,
         "candidates_evaluated": len(c),
         "shapes_evaluated": len(c.shapes),
         "modes_evaluated": list(modes),
         "meeting_slo": int(c.meets_slo.sum()),
-        "best": None if chosen is None else candidate_to_dict(c, chosen),
-        "pareto": [candidate_to_dict(c, int(i)) for i in cost_front(c)],
-        "pareto_throughput": [candidate_to_dict(c, int(i)) for i in throughput_front(c)],
+        "best": None if chosen is None else candidate_to_dict(c, chosen, energy),
+        "pareto": [candidate_to_dict(c, int(i), energy) for i in cost_front(c)],
+        "pareto_throughput": [candidate_to_dict(c, int(i), energy) for i in throughput_front(c)],
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.energy.report import EnergyInputs, energy_dict
 from core.estimate.provenance import deployment_inputs, provenance
 from core.messages import duration, message
 from core.planning.answer import (
@@ -141,6 +142,7 @@ def plan_to_dict(
     solvers: dict[str, Any] | None = None,
     link: str | None = None,
     search: dict[str, Any] | None = None,
+    energy: EnergyInputs | None = None,
 ) -> dict[str, Any]:
     """The public JSON shape of ``python -m core check --json`` and of the Plan page's reports (README):
     the numbers, the inputs as keys and in words, the date, the tool version and the restoring link."""
@@ -202,6 +204,7 @@ def plan_to_dict(
             "achievable": cost.achievable,
             "delivered_share": round(cost.delivered_share, 4),
         },
+        "energy": energy_dict(plan.estimate, energy),  # at the planned in-flight batch (core.energy.power)
         "solvers": solvers,
         "search": search,
         "launch": {

@@ -23,6 +23,9 @@ Disaggregated xPyD (x prefill and y decode instances of the shape, the KV moved 
     decode: lambda / y = B / ((O - 1) t_d(B))  ->  B,  TPOT = t_d(B)   (no prefill in its steps)
     TTFT = t_p(P95) + W + transfer + t_d(B) + overhead; a users load solves lambda = U / (E2E + T)
     by fixed-point iteration.
+Board power per GPU (:mod:`core.energy.power`, P = P_idle + (P_TDP - P_idle) x u): aggregated, the decode
+step's at B (the prompts' chunks ride in it); disaggregated, (x (rho P_prefill + (1 - rho) P_idle) + y P_decode(B))
+/ (x + y), rho the prefill ranks' busy share; tokens per joule = output tokens/s / (GPUs x power).
 A candidate meets the SLOs when it is stable, its running batch fits the KV cache it admits, and
 TTFT and TPOT are within the requirement's limits. See :mod:`core.planning.pareto` for the fronts.
 """
@@ -61,6 +64,7 @@ class Candidates:
     ttft_s: np.ndarray
     tpot_s: np.ndarray
     output_tokens_per_s: np.ndarray
+    power_w: np.ndarray  # average board power per GPU (core.energy.power); NaN without power figures
     meets_slo: np.ndarray
 
     def __len__(self) -> int:
@@ -70,6 +74,12 @@ class Candidates:
     def cost_per_million_output_tokens(self) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             return self.cost_per_hour / (self.output_tokens_per_s * 3600) * 1e6
+
+    @property
+    def tokens_per_joule(self) -> np.ndarray:
+        """Output tokens per joule of GPU-board energy = tokens/s / (GPUs x W per GPU)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.output_tokens_per_s / (self.num_gpus * self.power_w)
 
     @property
     def tokens_per_s_per_gpu(self) -> np.ndarray:
@@ -126,4 +136,5 @@ def _aggregated(index: int, dep: Deployment, req: Requirement, c: Curves, space:
     tpot = np.where(ok, tpot, math.inf)
     ttft = np.where(ok, np.interp(b, c.batch, c.ttft_p95_s), math.inf)
     rate = np.where(ok, np.interp(b, c.batch, c.rate) * replicas, 0.0)
-    return columns(index, 0, dep, req, replicas, replicas, np.zeros_like(replicas), b, ttft, tpot, rate, ok)
+    power = np.interp(b, c.batch, c.power_decode_w)  # the steady step, prompts' chunks riding in it
+    return columns(index, 0, dep, req, replicas, replicas, np.zeros_like(replicas), b, ttft, tpot, rate, ok, power)

@@ -109,6 +109,7 @@ def load_gpu_file(path: Path) -> GpuSpec:
     link = entry.get("interconnect", {})
     host = _get(entry, "host_link", path)
     price = entry.get("price", {})
+    power = entry.get("power", {})
     tflops = _get(entry, "tensor_tflops_dense", path)
     compute = _get(entry, "compute", path)
     basis = entry.get("memory_mib_reported_basis", "driver")
@@ -141,6 +142,11 @@ def load_gpu_file(path: Path) -> GpuSpec:
             source_url=_get(entry, "source_url", path),
             source_read=_get(entry, "source_read", path),
             notes=entry.get("notes", ""),
+            tdp_w=float(power["tdp_w"]) if "tdp_w" in power else None,
+            idle_w=float(power["idle_w"]) if "idle_w" in power else None,
+            power_source_url=power.get("source_url", ""),
+            idle_source_url=power.get("idle_source_url", ""),
+            idle_rule=power.get("idle_rule", ""),
         )
     except (TypeError, ValueError) as err:
         raise CatalogError(f"{path.name}: {err}") from None

@@ -56,6 +56,14 @@ class GpuSpec:
     source_read: dt.date | None = None
     memory_source_url: str = ""
     notes: str = ""
+    tdp_w: float | None = None
+    """Board power limit from the vendor's datasheet [W]; None where none was found."""
+    idle_w: float | None = None
+    """Board power at 0 % utilisation, measured (captured nvidia-smi) or derived by ``idle_rule`` [W]."""
+    power_source_url: str = ""
+    idle_source_url: str = ""
+    idle_rule: str = ""
+    """How idle_w was derived when no measurement was found ("" = measured)."""
 
     def __post_init__(self) -> None:
         for name in ("memory_bytes", "memory_bytes_datasheet", "memory_bandwidth"):
@@ -75,6 +83,8 @@ class GpuSpec:
             raise ValueError(
                 f"host_link_bandwidth_bidirectional must be >= 0, got {self.host_link_bandwidth_bidirectional}"
             )
+        if self.tdp_w is not None and not (self.idle_w is not None and 0 < self.idle_w < self.tdp_w):
+            raise ValueError(f"idle_w must be > 0 and < tdp_w, got idle_w={self.idle_w}, tdp_w={self.tdp_w}")
         if self.price_per_hour is not None and not self.price_per_hour > 0:
             raise ValueError(f"price_per_hour must be > 0, got {self.price_per_hour}")
 
