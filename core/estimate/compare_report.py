@@ -1,4 +1,4 @@
-"""The Compare page's table as a document to share: Markdown, CSV and JSON.
+"""The Compare page's table as a document to share: Markdown, HTML, CSV and JSON.
 
 Each carries the provenance (date, tool version and the link that reopens the view,
 :mod:`core.estimate.provenance`), the table exactly as the page shows it (metric rows of display
@@ -18,6 +18,8 @@ from typing import Any
 from core.estimate.provenance import deployment_inputs, header_lines, provenance, workload_inputs
 from core.estimate.result import Estimate
 from core.messages import message
+from core.report import render
+from core.report.blocks import Block, Section
 from core.spec import units
 
 Table = Sequence[tuple[str, Sequence[str]]]
@@ -85,28 +87,37 @@ def json_report(report: dict[str, Any], columns: Sequence[Compared], table: Tabl
     return json.dumps(compare_to_dict(report, columns, table, lang), indent=2, ensure_ascii=False)
 
 
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell: pipes escaped, line breaks flattened."""
-    return " ".join(str(text).split()).replace("|", r"\|")
-
-
-def _markdown_table(corner: str, names: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
-    lines = [f"| {_cell(corner)} | " + " | ".join(map(_cell, names)) + " |", "|---" * (len(names) + 1) + "|"]
-    return lines + [f"| {_cell(label)} | " + " | ".join(map(_cell, values)) + " |" for label, values in rows]
+def sections(
+    report: dict[str, Any],
+    columns: Sequence[Compared],
+    table: Table,
+    lang: str = "en",
+    extra_sections: Sequence[Section] = (),
+) -> list[Section]:
+    """The document's sections as blocks (:mod:`core.report.render`): provenance, the table as shown
+    with what each column is, the inputs side by side, then ``extra_sections``."""
+    t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
+    header = ("", *(c.name for c in columns))
+    rows = lambda pairs: tuple((label, *values) for label, values in pairs)  # noqa: E731
+    return [
+        ("", [Block("p", (line,)) for line in header_lines(report, lang)]),  # a paragraph each, as before
+        (
+            t("compare.report_table"),
+            [Block("table", rows(table), header), Block("list", tuple((c.name, c.label) for c in columns))],
+        ),
+        (t("report.inputs"), [Block("table", rows(input_rows(columns, lang)), header)]),
+        *extra_sections,
+    ]
 
 
 def markdown_report(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> str:
     """One page for an email or a ticket: provenance, the table, what each column is, the inputs."""
-    t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
-    names = [c.name for c in columns]
-    link = report.get("link")
-    out = [f"# {t('compare.report_title')}", ""]
-    for line in header_lines({**report, "link": f"<{link}>" if link else None}, lang):  # <...>: one autolink
-        out += [line, ""]
-    out += [f"## {t('compare.report_table')}", "", *_markdown_table("", names, table), ""]
-    out += [f"- **{c.name}**: {_cell(c.label)}" for c in columns]
-    out += ["", f"## {t('report.inputs')}", "", *_markdown_table("", names, input_rows(columns, lang)), ""]
-    return "\n".join(out)
+    return render.markdown(message("compare.report_title", lang), sections(report, columns, table, lang), lang)
+
+
+def html_report(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> str:
+    """The Markdown report's content as one self-contained HTML page, every text escaped."""
+    return render.html(message("compare.report_title", lang), sections(report, columns, table, lang), lang)
 
 
 def csv_report(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> str:
@@ -128,10 +139,12 @@ def csv_report(report: dict[str, Any], columns: Sequence[Compared], table: Table
 
 
 def exports(link: str | None, columns: Sequence[Compared], table: Table, lang: str = "en") -> dict[str, str]:
-    """The Markdown ("md"), CSV ("csv") and JSON ("json") documents, sharing one provenance (one date)."""
+    """The Markdown ("md"), HTML ("html"), CSV ("csv") and JSON ("json") documents, sharing one
+    provenance (one date); Markdown and HTML are drawn by :mod:`core.report.render`."""
     report = provenance(link)
     return {
         "md": markdown_report(report, columns, table, lang),
+        "html": html_report(report, columns, table, lang),
         "csv": csv_report(report, columns, table, lang),
         "json": json_report(report, columns, table, lang),
     }

@@ -6,11 +6,13 @@ Both documents are drawn from one list of sections (:func:`sections`), built fro
 the Plan page: provenance (date, tool version, restoring link), the inputs in words, the verdict and
 operating point, the checks, the fixes in their groups, the setup's limits and the cheapest catalog
 GPUs, the cost, the best deployment when it was searched, and the launch command with its log.
+Both are drawn by the one renderer (:mod:`core.report.render`); the checks' bars live in
+:mod:`core.report.checks` (their names stay importable from here).
 """
 
 from __future__ import annotations
 
-import html
+from collections.abc import Sequence
 from typing import Any
 
 from core.estimate.provenance import header_lines
@@ -19,24 +21,11 @@ from core.planning.answer import cost_sentence, operating_point, price_text, que
 from core.planning.check import Plan
 from core.planning.fixes import Fix
 from core.planning.report import fix_groups, headroom_line
-from core.report.blocks import Block
+from core.report import render
+from core.report.blocks import Block, Section
+from core.report.checks import BAR_SCALE, STATUS_COLORS, _bar, checks_html
 
-BAR_WIDTH = 20
-BAR_SCALE = 1.5
-"""need / limit at a bar's end: the 100 % mark sits at two thirds of it."""
-STATUS_COLORS = {"ok": "#16a34a", "marginal": "#d97706", "failed": "#dc2626"}
-
-
-def _bar(ratio: float) -> str:
-    """need / limit on a 0-150 % scale, with "│" at 100 % of the limit."""
-    filled = BAR_WIDTH if ratio == float("inf") else min(round(ratio * BAR_WIDTH / BAR_SCALE), BAR_WIDTH)
-    cells = "█" * filled + "░" * (BAR_WIDTH - filled)
-    mark = round(BAR_WIDTH / BAR_SCALE)
-    return cells[:mark] + "│" + cells[mark:]
-
-
-def _money(value: float | None) -> str:
-    return "∞" if value is None else f"{value:,.2f}"
+__all__ = ["BAR_SCALE", "STATUS_COLORS", "_bar", "checks_html", "html_report", "markdown_report", "sections"]
 
 
 def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> list[tuple[str, list[Block]]]:
@@ -151,93 +140,24 @@ def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
     return [Block("p", (line,)), Block("table", rows, header)]
 
 
-def markdown_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+def _document(
+    data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str, extra_sections: Sequence[Section]
+) -> tuple[str, list[Section]]:
+    """The title and the sections under it: the page's, then ``extra_sections`` (deployment files,
+    the benchmark command, energy: any ``(title, [Block])``)."""
+    (title, top), *rest = sections(data, plan, fixes, lang)
+    return title, [("", top), *rest, *extra_sections]
+
+
+def markdown_report(
+    data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en", extra_sections: Sequence[Section] = ()
+) -> str:
     """One page for an email or a ticket, with every section of the Plan page (module docstring)."""
-    out: list[str] = []
-    for n, (title, blocks) in enumerate(sections(data, plan, fixes, lang)):
-        out += [f"{'#' if n == 0 else '##'} {title}", ""]
-        for block in blocks:
-            out += [*_markdown_block(block, lang), ""]
-    return "\n".join(out)
+    return render.markdown(*_document(data, plan, fixes, lang, extra_sections), lang)
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
-
-
-def _markdown_block(block: Block, lang: str) -> list[str]:
-    if block.kind == "p":
-        return ["  \n".join(block.items)]
-    if block.kind == "strong":
-        return [f"**{block.items[0]}**"]
-    if block.kind == "list":
-        return [f"- {item}" for item in block.items]
-    if block.kind == "code":
-        return ["```", *block.items, "```"]
-    if block.kind == "checks":
-        t = lambda key: message(key, lang)  # noqa: E731
-        rows = [f"| {t('plan.check')} | {t('plan.status')} | | |", "|---|---|---|---|"]
-        return rows + [
-            f"| {t(f'check.{c.name}')} | {t(f'status.{c.status}')} | `{_bar(c.ratio)}` | {headroom_line(c, lang)} |"
-            for c in block.items
-        ]
-    lines = ["| " + " | ".join(_cell(h) for h in block.header) + " |", "|" + "---|" * len(block.header)]
-    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in block.items]
-
-
-def html_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+def html_report(
+    data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en", extra_sections: Sequence[Section] = ()
+) -> str:
     """The Markdown report's sections as a self-contained HTML page with headroom bars."""
-    parts = []
-    for n, (title, blocks) in enumerate(sections(data, plan, fixes, lang)):
-        tag = "h1" if n == 0 else "h2"
-        parts.append(f"<{tag}>{html.escape(title)}</{tag}>")
-        parts += [_html_block(block, lang) for block in blocks]
-    title = html.escape(message("plan.report_title", lang))
-    return (
-        f"<!doctype html><html lang='{lang}'><meta charset='utf-8'><title>{title}</title>"
-        "<body style='font-family:system-ui,sans-serif;max-width:960px;margin:2em auto'>"
-        + "".join(parts)
-        + "</body></html>"
-    )
-
-
-def checks_html(checks, lang: str = "en") -> str:
-    """The checks as an HTML table (the HTML report's and the Plan page's): the status in its colour,
-    need / limit as a bar in that colour on a 0-150 % track with a mark at 100 %, a check past the
-    track filled to its end with "▶" after it, and the headroom line (percentages rounded as in the
-    verdict)."""
-    e = html.escape
-    left = f"{100 / BAR_SCALE:.1f}%"  # the 100 % mark
-    mark = f"<div style='position:absolute;left:{left};top:-2px;height:18px;border-left:2px solid #111'>"
-    rows = []
-    for c in checks:
-        color, over = STATUS_COLORS[c.status], not c.ratio <= BAR_SCALE
-        width = 100 if over else c.ratio / BAR_SCALE * 100
-        weight = "" if c.status == "ok" else ";font-weight:600"
-        arrow = f"<div style='position:absolute;left:100%;top:-3px;padding-left:3px;color:{color}'>▶</div>"
-        rows.append(
-            f"<tr><td>{e(message(f'check.{c.name}', lang))}</td>"
-            f"<td style='white-space:nowrap'><span style='color:{color}{weight}'>"
-            f"{e(message(f'status.{c.status}', lang))}</span></td>"
-            f"<td><div style='background:#e5e7eb;width:240px;height:14px;position:relative;margin-right:20px'>"
-            f"<div style='background:{color};width:{width:.0f}%;height:14px'></div>"
-            f"{mark}</div>{arrow if over else ''}</div></td><td>{e(headroom_line(c, lang))}</td></tr>"
-        )
-    return f"<table>{''.join(rows)}</table>"
-
-
-def _html_block(block: Block, lang: str) -> str:
-    e = html.escape
-    if block.kind == "p":
-        return "<p>" + "<br>".join(e(i) for i in block.items) + "</p>"
-    if block.kind == "strong":
-        return f"<p><b>{e(block.items[0])}</b></p>"
-    if block.kind == "list":
-        return "<ul>" + "".join(f"<li>{e(i)}</li>" for i in block.items) + "</ul>"
-    if block.kind == "code":
-        return f"<pre>{e(chr(10).join(block.items))}</pre>"
-    if block.kind == "checks":
-        return checks_html(block.items, lang)
-    head = "".join(f"<th>{e(h)}</th>" for h in block.header)
-    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in block.items)
-    return f"<table border='1' cellpadding='4' style='border-collapse:collapse'><tr>{head}</tr>{body}</table>"
+    return render.html(*_document(data, plan, fixes, lang, extra_sections), lang)
