@@ -27,6 +27,7 @@ from core.messages import message
 from core.report import render
 from core.report.blocks import Block
 from core.report.blocks import Section as DocSection
+from core.report.money import Price, Rate, catalog_price, default_rate, price_rows, price_section, price_to_dict
 from core.timing.kernel_speed import kernel_speed
 
 FILE_STEM = "llm-estimate"
@@ -49,6 +50,10 @@ class ExportDocument:
     sections: tuple[Section, ...]
     answer: str = ""
     """The page's answer sentence (:func:`core.estimate.answer.estimate_answer`), first in every file."""
+    price: Price | None = None
+    """The GPU-hour price the files list with its source (the Explorer has no price input: the catalog's)."""
+    rate: Rate | None = None
+    """USD -> CNY for the Chinese files (:mod:`core.report.money`)."""
     extra_sections: tuple[DocSection, ...] = ()
     """Sections appended after the Explorer's (deployment files, the benchmark command, energy), as
     ``(title, [Block])``: drawn in the Markdown and HTML, listed in the JSON and CSV."""
@@ -102,10 +107,13 @@ def export_document(
     lang: str = "en",
     suggestions: list[Suggestion] | None = None,
     extra_sections: Sequence[DocSection] = (),
+    price: Price | None = None,
+    rate: Rate | None = None,
 ) -> ExportDocument:
     """Gather what the four files print; ``suggestions`` are the page's own
     :func:`fit_suggestions` (computed here when not given and the scenario does not fit or start);
-    ``extra_sections`` come after the Explorer's in every file."""
+    ``extra_sections`` come after the Explorer's in every file; ``price`` is the catalog's of the GPU
+    unless given (a price the user typed), ``rate`` the reference USD -> CNY rate unless given."""
     if suggestions is None:
         needed = not (e.fits and e.engine_starts)
         suggestions = fit_suggestions(e.deployment, e.workload, e) if needed else []
@@ -122,6 +130,8 @@ def export_document(
         suggestions=tuple(suggested),
         sections=export_sections(e, data, ranges, suggested, lang),
         answer=estimate_answer(e, suggestions, lang),
+        price=price or catalog_price(e.deployment.gpu),
+        rate=rate or default_rate(),
         extra_sections=tuple(extra_sections),
     )
 
@@ -157,6 +167,8 @@ def document_sections(doc: ExportDocument) -> list[DocSection]:
             rows = tuple((q.label, *_shown(q, doc.lang)) for q in section.quantities)
             blocks.append(Block("table", rows, header))
         out.append((section.title, blocks))
+    if doc.price is not None:
+        out.append(price_section(doc.price, doc.lang, doc.rate))
     return [*out, *doc.extra_sections]
 
 
@@ -183,6 +195,8 @@ def _json(doc: ExportDocument) -> str:
         "fit_suggestions": list(doc.suggestions),
         "warnings": [text for s in doc.sections if s.name == "warnings" for name, text in s.notes if name != "none"],
     }
+    if doc.price is not None:
+        document["price"] = price_to_dict(doc.price, doc.rate)
     if doc.extra_sections:
         document["sections"] = render.to_data(doc.extra_sections)
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -204,6 +218,8 @@ def _csv(doc: ExportDocument) -> str:
     for section in doc.sections:
         writer.writerows((section.name, name, text, "") for name, text in section.notes)
         writer.writerows((section.name, q.name, _csv_value(q.value), q.unit) for q in section.quantities)
+    if doc.price is not None:
+        writer.writerows(("price", key, _csv_value(value), "") for key, value in price_rows(doc.price, doc.rate))
     writer.writerows(("extra", title, text, "") for title, text in render.to_rows(doc.extra_sections))
     return buffer.getvalue()
 

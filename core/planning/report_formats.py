@@ -24,6 +24,8 @@ from core.planning.report import fix_groups, headroom_line
 from core.report import render
 from core.report.blocks import Block, Section
 from core.report.checks import BAR_SCALE, STATUS_COLORS, _bar, checks_html
+from core.report.money import Price, Rate, catalog_price, default_rate, price_from_dict, price_section, priced
+from core.spec.catalog import load_catalog
 
 __all__ = ["BAR_SCALE", "STATUS_COLORS", "_bar", "checks_html", "html_report", "markdown_report", "sections"]
 
@@ -56,11 +58,14 @@ def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en
         )
     out.append((t("plan.fixes_title"), fix_blocks))
     if solvers := data.get("solvers"):
-        out.append((t("plan.solvers"), _solver_blocks(solvers, lang)))
+        out.append((t("plan.solvers"), _solver_blocks(data, solvers, lang)))
     if c := data["cost"]:
         out.append((t("plan.cost"), [Block("p", (cost_sentence(c, lang),))]))
+    if data.get("price"):  # the price the plan is costed at, its source and the exchange rate
+        price, rate = price_from_dict(data["price"])
+        out.append(price_section(price, lang, rate))
     if found := data.get("search"):
-        out.append((t("report.best_title"), _search_blocks(found, lang)))
+        out.append((t("report.best_title"), _search_blocks(data, found, lang)))
     launch = data["launch"]
     out.append(
         (
@@ -75,7 +80,25 @@ def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en
     return out
 
 
-def _solver_blocks(solvers: dict[str, Any], lang: str) -> list[Block]:
+def _rate(data: dict[str, Any]) -> Rate:
+    return price_from_dict(data["price"])[1] if data.get("price") else default_rate()
+
+
+def _priced(data: dict[str, Any], row: dict[str, Any], lang: str) -> str:
+    """A row's cost per hour with its price's source: the user's price where the row is priced at it,
+    else the catalog's provider and date (CNY first in Chinese)."""
+    per_hour, gpus = row["cost_per_hour"], {g.id: g for g in load_catalog().gpus}
+    if per_hour is None:
+        return price_text(None, lang)
+    own = price_from_dict(data["price"])[0] if data.get("price") else None
+    if own and own.entered and abs(per_hour / row["num_gpus"] - own.usd_per_gpu_hour) < 1e-9:
+        source = own
+    else:
+        source = catalog_price(gpus[row["gpu"]]) if row["gpu"] in gpus else Price(per_hour)
+    return priced(per_hour, source, lang, _rate(data))
+
+
+def _solver_blocks(data: dict[str, Any], solvers: dict[str, Any], lang: str) -> list[Block]:
     t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
     sizing = solvers["min_gpus"]
     fewest = (
@@ -95,12 +118,12 @@ def _solver_blocks(solvers: dict[str, Any], lang: str) -> list[Block]:
                 o["gpu_name"],
                 str(o["num_gpus"]),
                 f"{o['replicas']} × tp {o['tp']}",
-                price_text(o["cost_per_hour"], lang),
+                _priced(data, o, lang),
                 t(f"status.{'ok' if o['verdict'] == 'feasible' else 'marginal'}"),
             )
             for o in options
         )
-        header = ("GPU", "GPUs", t("plan.layout"), "USD/h", t("plan.status"))
+        header = ("GPU", "GPUs", t("plan.layout"), t("prices.per_hour_header"), t("plan.status"))
         blocks += [
             Block("strong", (t("plan.cheapest"),)),
             Block("table", rows, header),
@@ -109,7 +132,7 @@ def _solver_blocks(solvers: dict[str, Any], lang: str) -> list[Block]:
     return blocks
 
 
-def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
+def _search_blocks(data: dict[str, Any], found: dict[str, Any], lang: str) -> list[Block]:
     line = message(
         "report.best_line",
         lang,
@@ -117,7 +140,18 @@ def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
         modes=", ".join(found["modes_evaluated"]),
         meeting=f"{found['meeting_slo']:,}",
     )
-    header = ("GPU", "GPUs", "tp × pp (× dp)", "mode", "weights / KV", "USD/h", "USD/1M", "TTFT ms", "TPOT ms", "SLO")
+    header = (
+        "GPU",
+        "GPUs",
+        "tp × pp (× dp)",
+        "mode",
+        "weights / KV",
+        message("prices.per_hour_header", lang),
+        "USD/1M",
+        "TTFT ms",
+        "TPOT ms",
+        "SLO",
+    )
     rows = tuple(
         (
             p["gpu"],
@@ -127,7 +161,7 @@ def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
             if p["prefill_instances"] is None
             else f"{p['mode']} {p['prefill_instances']}P{p['decode_instances']}D",
             f"{p['weight_dtype']} / {p['kv_dtype']}",
-            price_text(p["cost_per_hour"], lang),
+            _priced(data, p, lang),
             message("plan.no_catalog_price", lang)
             if p["cost_per_million_output_tokens"] is None
             else f"{p['cost_per_million_output_tokens']:,.3f}",
