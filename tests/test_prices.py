@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import tomllib
 
 import pytest
@@ -104,3 +105,63 @@ def test_the_compare_files_list_each_scenarios_price_and_source(deploy):
         assert cny in files[ext] and gpu.price_provider in files[ext] and "7.1" in files[ext], ext
     price = json.loads(files["json"])["scenarios"][0]["price"]
     assert price["provider"] == gpu.price_provider and price["cny_per_usd"] == 7.1 and price["rate_source"] == "entered"
+
+
+def _plan_with_downloads(monkeypatch, **query):
+    """The Plan page opened from a link, with each download's data callable recorded."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    from tests.app_helpers import open_app
+
+    data, original = {}, DeltaGenerator.download_button
+
+    def record(self, label, payload, *args, **kwargs):
+        data[kwargs["key"]] = payload
+        return original(self, label, payload, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", record)
+    at = open_app(**query)
+    at.context["url"] = "http://localhost:8501/plan"
+    at.switch_page("pages/plan_page.py").run()
+    assert not at.exception
+    return at, data
+
+
+def test_the_rate_lives_in_the_link_and_chinese_plan_shows_cny_at_it(monkeypatch, catalog):
+    at, data = _plan_with_downloads(monkeypatch, lang="zh", cny_rate="7.3")
+    assert at.number_input(key="cny_rate").value == pytest.approx(7.3)  # restored from the link
+    cells = [str(v) for df in at.dataframe for col in df.value.columns for v in df.value[col]]
+    shown = [re.search(r"¥([\d,.]+)/小时 \(\$([\d,.]+)/h\)（目录价：(\w+)，(\d{4}-\d\d-\d\d) 读取）", c) for c in cells]
+    shown = [m for m in shown if m]
+    providers = {g.price_provider for g in catalog.gpus}
+    assert shown and all(m.group(3) in providers for m in shown)  # each price names its source and date
+    for m in shown:  # CNY at the link's rate, to the cent
+        cny, usd = (float(m.group(i).replace(",", "")) for i in (1, 2))
+        assert cny == pytest.approx(usd * 7.3, abs=0.006)
+    report = json.loads(data["download_json"]())
+    assert report["price"]["cny_per_usd"] == pytest.approx(7.3) and report["price"]["rate_source"] == "entered"
+    assert "cny_rate=7.3" in report["report"]["link"]  # the rate travels with the view
+    assert "1 美元 = 7.3 元人民币" in data["download_md"]()
+
+
+def test_plan_names_the_catalog_price_source_and_keeps_a_typed_price_in_every_file(monkeypatch, catalog):
+    at, data = _plan_with_downloads(monkeypatch)
+    a10 = catalog.gpu("a10")
+    price = at.number_input(key="plan_price")
+    assert a10.price_provider in price.help and str(a10.price_read) in price.help
+    assert json.loads(data["download_json"]())["price"]["source"] == "catalog"
+    price.set_value(0.75).run()
+    assert not at.exception and at.number_input(key="plan_price").value == 0.75
+    assert (
+        json.loads(data["download_json"]())["price"] == pytest.approx(json.loads(data["download_json"]())["price"])
+        and json.loads(data["download_json"]())["price"]["source"] == "entered"
+    )
+    for ext in ("md", "html"):
+        assert "price: $0.75/h (entered by you)" in data[f"download_{ext}"](), ext
+    rows = {r[1]: r[2] for r in csv.reader(io.StringIO(data["download_csv"]())) if r[0] == "price"}
+    assert rows["source"] == "entered" and float(rows["usd_per_gpu_hour"]) == 0.75
+    at.number_input(key="cny_rate").set_value(7.5).run()  # a rate set in the sidebar reaches the files
+    assert (
+        json.loads(data["download_json"]())["price"] | {"cny_per_usd": 7.5, "rate_source": "entered"}
+        == (json.loads(data["download_json"]())["price"])
+    )

@@ -88,14 +88,14 @@ def price_in_use(gpu: GpuSpec, entered: float | None = None) -> Price:
     return catalog_price(gpu)
 
 
-def money(usd: float, lang: str = "en", rate: Rate | None = None, hourly: bool = True) -> str:
+def money(usd: float, lang: str = "en", rate: Rate | None = None, hourly: bool = True, digits: int = 2) -> str:
     """ "$3.19/h" in English (USD); "¥22.39/小时 ($3.19/h)" in Chinese, CNY at ``rate`` (default: the
-    reference) with the USD beside it."""
+    reference) with the USD beside it; ``digits`` after the decimal point."""
     key = "prices.hourly" if hourly else "prices.amount"
     if lang != "zh":
-        return message(key, lang, usd=f"{usd:,.2f}")
+        return message(key, lang, usd=f"{usd:,.{digits}f}")
     cny = usd * (rate or default_rate()).cny_per_usd
-    return message(f"{key}_cny", lang, usd=f"{usd:,.2f}", cny=f"{cny:,.2f}")
+    return message(f"{key}_cny", lang, usd=f"{usd:,.{digits}f}", cny=f"{cny:,.{digits}f}")
 
 
 def source_text(price: Price, lang: str = "en") -> str:
