@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.planning.answer import operating_point, plan_answer, price_text, queue_sentence
+from core.planning.answer import operating_point, plan_answer, queue_sentence
 from core.planning.cost import cost
 from core.planning.launch import serve_command
 from core.planning.report import headroom_line, plan_to_dict, solvers_to_dict
@@ -143,7 +143,9 @@ if plan.verdict != "feasible":
                     t("plan.status"): [
                         t(f"status.{'ok' if f.plan.verdict == 'feasible' else 'marginal'}") for f in bundle.fixes
                     ],
-                    "USD/h": [price_text(f.cost_per_hour, lang()) for f in bundle.fixes],
+                    t("prices.per_hour_header"): [
+                        gpu_price_cell(f.plan.deployment.gpu.id, f.cost_per_hour, f.num_gpus) for f in bundle.fixes
+                    ],
                     "⚠": [notice_text(f.caveat) if f.caveat else "" for f in bundle.fixes],
                     t("plan.gpu_count"): [f.num_gpus for f in bundle.fixes],
                     t("plan.fix_group"): [t(f"plan.fix_group_{f.group}").rstrip(":：") for f in bundle.fixes],

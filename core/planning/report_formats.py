@@ -50,7 +50,7 @@ def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en
             Block(
                 "list",
                 tuple(
-                    f"{f.lever.text(lang)}: {f.num_gpus} GPU · {price_text(f.cost_per_hour, lang)} · "
+                    f"{f.lever.text(lang)}: {f.num_gpus} GPU · {_fix_price(data, f, lang)} · "
                     f"{headroom_line(f.plan.binding, lang)}" + (f" — {f.caveat.text(lang)}" if f.caveat else "")
                     for f in members
                 ),
@@ -96,6 +96,11 @@ def _priced(data: dict[str, Any], row: dict[str, Any], lang: str) -> str:
     else:
         source = catalog_price(gpus[row["gpu"]]) if row["gpu"] in gpus else Price(per_hour)
     return priced(per_hour, source, lang, _rate(data))
+
+
+def _fix_price(data: dict[str, Any], f: Fix, lang: str) -> str:
+    row = {"gpu": f.plan.deployment.gpu.id, "cost_per_hour": f.cost_per_hour, "num_gpus": f.num_gpus}
+    return _priced(data, row, lang)
 
 
 def _solver_blocks(data: dict[str, Any], solvers: dict[str, Any], lang: str) -> list[Block]:
