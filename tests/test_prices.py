@@ -165,3 +165,34 @@ def test_plan_names_the_catalog_price_source_and_keeps_a_typed_price_in_every_fi
         json.loads(data["download_json"]())["price"] | {"cny_per_usd": 7.5, "rate_source": "entered"}
         == (json.loads(data["download_json"]())["price"])
     )
+
+
+def test_the_explorer_and_compare_files_use_the_links_rate_in_chinese(monkeypatch, catalog):
+    """The rate a link carries reaches the Explorer's four files and Compare's (now with HTML)."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    from tests.app_helpers import open_app
+
+    files: dict[str, object] = {}
+    button = DeltaGenerator.download_button
+
+    def recording(self, label, data, *args, **kwargs):
+        files[kwargs["file_name"]] = data
+        return button(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", recording)
+    at = open_app(lang="zh", cny_rate="7.25")
+    a10 = catalog.gpu("a10")
+    cny = f"¥{a10.price_per_hour * 7.25:,.2f}/小时 (${a10.price_per_hour:,.2f}/h)"
+    explorer = {name.rsplit(".", 1)[1]: data() for name, data in files.items() if name.startswith("llm-estimate")}
+    assert set(explorer) == {"md", "html", "json", "csv"}
+    for ext in ("md", "html"):
+        assert cny in explorer[ext] and f"目录价：{a10.price_provider}，{a10.price_read} 读取" in explorer[ext], ext
+    assert json.loads(explorer["json"])["price"]["cny_per_usd"] == 7.25
+    assert "cny_per_usd,7.25" in explorer["csv"]
+    at.context["url"] = "http://localhost:8501/compare"
+    at.switch_page("pages/compare_page.py").run()
+    at.button(key="save_scenario").click().run()
+    assert not at.exception
+    page = files["llm-compare.html"]()
+    assert page.startswith("<!doctype html>") and cny in page and "1 美元 = 7.25 元人民币" in page
