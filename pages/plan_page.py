@@ -200,9 +200,9 @@ money = cost(plan, price) if price > 0 else None
 if money is not None:
     st.subheader(t("plan.cost"))
     cols = st.columns(3)
-    cols[0].metric(t("plan.per_hour"), shown(money.per_hour, hourly=False))  # CNY first in Chinese (ui.money)
-    cols[1].metric(t("search.per_million"), shown(money.per_million_output_tokens, hourly=False, digits=3))
-    cols[2].metric(t("plan.per_user_month"), shown(money.per_user_month or None, hourly=False))
+    cols[0].metric(t("prices.cost_hour"), shown(money.per_hour, hourly=False))  # CNY first in Chinese (ui.money)
+    cols[1].metric(t("prices.cost_million"), shown(money.per_million_output_tokens, hourly=False, digits=3))
+    cols[2].metric(t("prices.cost_user_month"), shown(money.per_user_month or None, hourly=False))
     if not money.achievable:
         st.warning(t("plan.cost_not_achievable_short", share=f"{money.delivered_share:.0%}"))
 
