@@ -196,3 +196,16 @@ def test_the_explorer_and_compare_files_use_the_links_rate_in_chinese(monkeypatc
     assert not at.exception
     page = files["llm-compare.html"]()
     assert page.startswith("<!doctype html>") and cny in page and "1 美元 = 7.25 元人民币" in page
+
+
+def test_the_chinese_plan_report_gives_the_cost_in_cny_at_the_plans_rate(deploy):
+    dep = deploy(gpu="a10", max_model_len=2048)
+    plan = check(dep, CHAT)
+    from core.planning.cost import cost
+
+    money_ = cost(plan, 1.0)
+    data = with_price(plan_to_dict(plan, [], serve_command(plan), money_, "zh"), price_in_use(dep.gpu, 1.0), Rate(7.0))
+    text = markdown_report(data, plan, [], "zh")
+    assert f"GPU 每小时 ¥{money_.per_hour * 7:,.2f}" in text and "（按 1 美元 = 7 元人民币）" in text
+    english = with_price(plan_to_dict(plan, [], serve_command(plan), money_, "en"), price_in_use(dep.gpu, 1.0))
+    assert "¥" not in markdown_report(english, plan, [], "en")  # English keeps USD

@@ -60,7 +60,7 @@ def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en
     if solvers := data.get("solvers"):
         out.append((t("plan.solvers"), _solver_blocks(data, solvers, lang)))
     if c := data["cost"]:
-        out.append((t("plan.cost"), [Block("p", (cost_sentence(c, lang),))]))
+        out.append((t("plan.cost"), [Block("p", (cost_sentence(c, lang), *_cost_cny(data, c, lang)))]))
     if data.get("price"):  # the price the plan is costed at, its source and the exchange rate
         price, rate = price_from_dict(data["price"])
         out.append(price_section(price, lang, rate))
@@ -96,6 +96,17 @@ def _priced(data: dict[str, Any], row: dict[str, Any], lang: str) -> str:
     else:
         source = catalog_price(gpus[row["gpu"]]) if row["gpu"] in gpus else Price(per_hour)
     return priced(per_hour, source, lang, _rate(data))
+
+
+def _cost_cny(data: dict[str, Any], c: dict[str, Any], lang: str) -> tuple[str, ...]:
+    """In Chinese, the cost again in CNY at the plan's rate (English keeps USD)."""
+    if lang != "zh":
+        return ()
+    rate = _rate(data).cny_per_usd
+    million = c["per_million_output_tokens_usd"]
+    per_million = "∞" if million is None else f"{million * rate:,.3f}"
+    per_hour = f"{c['per_hour_usd'] * rate:,.2f}"
+    return (message("prices.cost_cny", lang, per_hour=per_hour, per_million=per_million, rate=f"{rate:g}"),)
 
 
 def _fix_price(data: dict[str, Any], f: Fix, lang: str) -> str:
