@@ -2,7 +2,9 @@
 
 Each carries when it was made, by which release of the tool, the link that reopens the view and
 the inputs in plain words (:mod:`core.estimate.provenance`), then the sections of
-:mod:`core.estimate.export_sections`. The JSON's ``estimate`` block is
+:mod:`core.estimate.export_sections`, the GPU-hour price with its source and the exchange rate
+(:mod:`core.report.money`) and any extra sections. Markdown and HTML are drawn by the one renderer
+(:mod:`core.report.render`); the JSON and CSV list the same. The JSON's ``estimate`` block is
 :func:`core.estimate.report.estimate_to_dict` unchanged, and every figure the other documents print
 is read from it.
 """
