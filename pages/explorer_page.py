@@ -28,6 +28,7 @@ from ui.figure import chart
 from ui.i18n import lang, notice_text, t
 from ui.levers_panel import render_optimizations
 from ui.likely_range import render_likely_range
+from ui.money import current_rate
 from ui.share import view_link
 from ui.sidebar import require_scenario
 
@@ -207,7 +208,8 @@ st.caption(t("export.caption"))
 # each file is built only when its button is clicked (Streamlit calls a data callable then, outside
 # the script thread, so the link and the language are read here)
 link, lang_code = view_link(), lang()
-document = functools.cache(lambda: export_document(result, link, lang_code, suggestions))
+rate = current_rate()  # the sidebar's USD -> CNY rate: the Chinese files show CNY at it
+document = functools.cache(lambda: export_document(result, link, lang_code, suggestions, rate=rate))
 labels = {
     "md": t("export.download_md"),
     "html": t("export.download_html"),

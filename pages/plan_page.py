@@ -8,13 +8,14 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.planning.answer import operating_point, plan_answer, price_text, queue_sentence
+from core.planning.answer import operating_point, plan_answer, queue_sentence
 from core.planning.cost import cost
 from core.planning.launch import serve_command
 from core.planning.report import headroom_line, plan_to_dict, solvers_to_dict
 from core.planning.report_csv import csv_report
 from core.planning.report_formats import html_report, markdown_report
 from core.planning.requirement import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, Requirement
+from core.report.money import with_price
 from core.spec import units
 from core.spec.engine_defaults import sized_max_model_len
 from ui import fmt
@@ -28,6 +29,7 @@ from ui.energy import plan_energy_line
 from ui.explain import explain_plan
 from ui.i18n import lang, notice_text, t
 from ui.levers import active_summary
+from ui.money import current_rate, gpu_price_cell, plan_price, price_help, shown
 from ui.plan_checks import checks_table
 from ui.plan_inputs import FOLLOWING, PREFIX, apply_preset, following, load_kind, number
 from ui.planning import plan_bundle
@@ -81,7 +83,7 @@ with right:
         float(catalog_price),
         0.0,
         1_000_000.0,
-        help=t("plan.price_help", source=dep.gpu.price_provider or t("plan.no_price")),
+        help=price_help(dep.gpu),  # the catalog price's provider and date (ui.money)
     )
 # an input set by the user no longer follows the GPU or the typical length: say so, with a way back
 show_set(
@@ -143,7 +145,9 @@ if plan.verdict != "feasible":
                     t("plan.status"): [
                         t(f"status.{'ok' if f.plan.verdict == 'feasible' else 'marginal'}") for f in bundle.fixes
                     ],
-                    "USD/h": [price_text(f.cost_per_hour, lang()) for f in bundle.fixes],
+                    t("prices.per_hour_header"): [
+                        gpu_price_cell(f.plan.deployment.gpu.id, f.cost_per_hour, f.num_gpus) for f in bundle.fixes
+                    ],
                     "⚠": [notice_text(f.caveat) if f.caveat else "" for f in bundle.fixes],
                     t("plan.gpu_count"): [f.num_gpus for f in bundle.fixes],
                     t("plan.fix_group"): [t(f"plan.fix_group_{f.group}").rstrip(":：") for f in bundle.fixes],
@@ -179,7 +183,9 @@ if bundle.gpu_options:
                 "GPU": [o.gpu_name for o in bundle.gpu_options],
                 t("plan.gpu_count"): [o.sizing.num_gpus for o in bundle.gpu_options],
                 t("plan.layout"): [f"{o.sizing.replicas} × tp {o.sizing.tp}" for o in bundle.gpu_options],
-                "USD/h": [price_text(o.cost_per_hour, lang()) for o in bundle.gpu_options],
+                t("prices.per_hour_header"): [
+                    gpu_price_cell(o.gpu_id, o.cost_per_hour, o.sizing.num_gpus) for o in bundle.gpu_options
+                ],
                 t("plan.status"): [
                     t(f"status.{'ok' if o.sizing.plan.verdict == 'feasible' else 'marginal'}")
                     for o in bundle.gpu_options
@@ -196,9 +202,9 @@ money = cost(plan, price) if price > 0 else None
 if money is not None:
     st.subheader(t("plan.cost"))
     cols = st.columns(3)
-    cols[0].metric(t("plan.per_hour"), f"${money.per_hour:,.2f}")
-    cols[1].metric(t("search.per_million"), f"${money.per_million_output_tokens:,.3f}")
-    cols[2].metric(t("plan.per_user_month"), f"${money.per_user_month:,.2f}" if money.per_user_month else "—")
+    cols[0].metric(t("prices.cost_hour"), shown(money.per_hour, hourly=False))  # CNY first in Chinese (ui.money)
+    cols[1].metric(t("prices.cost_million"), shown(money.per_million_output_tokens, hourly=False, digits=3))
+    cols[2].metric(t("prices.cost_user_month"), shown(money.per_user_month or None, hourly=False))
     if not money.achievable:
         st.warning(t("plan.cost_not_achievable_short", share=f"{money.delivered_share:.0%}"))
 energy = plan_energy_line(plan.estimate)  # power, J per token, the electricity bill (ui/energy.py)
@@ -224,6 +230,7 @@ solvers = solvers_to_dict(
 data = plan_to_dict(
     plan, bundle.fixes, command, money, lang(), solvers=solvers, link=view_link(), search=searched, energy=energy
 )
+data = with_price(data, plan_price(dep.gpu), current_rate())  # the price and its source in every file
 # each report is built when its button is clicked (Streamlit calls a data callable then, outside the script thread)
 language = lang()
 reports = {

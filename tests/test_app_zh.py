@@ -90,9 +90,11 @@ WORD = re.compile(rf"[A-Za-zµ{GREEK}][A-Za-z0-9µ{GREEK}_./+'’-]*")
 
 
 def _names() -> re.Pattern:
-    """Every catalog model's and GPU's name, id and Hugging Face id, longest first."""
+    """Every catalog model's and GPU's name, id and Hugging Face id, and the providers the GPU prices
+    were read from (named beside each price, issue 31), longest first."""
     catalog = load_catalog()
     names = {n for e in (*catalog.models, *catalog.gpus) for n in (e.name, e.id, getattr(e, "hf_id", None)) if n}
+    names |= {g.price_provider for g in catalog.gpus if g.price_provider}  # a price's source: RunPod, Lambda
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])")  # whole names: not the t4 in int4
 

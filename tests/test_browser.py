@@ -302,7 +302,8 @@ def test_plan_form_gives_a_verdict(open_page):
     with page.expect_download(timeout=30_000) as download:
         page.get_by_role("button", name="Download report (Markdown)").click()
     report = Path(download.value.path()).read_text(encoding="utf-8")
-    assert re.search(r"Reopen this view: http://\S+/plan\?\S*plan_users=5", report), report[:600]
+    # the address is a Markdown autolink <...> since every document has one renderer (issue 31, item 6)
+    assert re.search(r"Reopen this view: <http://\S+/plan\?\S*plan_users=5>", report), report[:600]
     assert "5 users, 30 s think time between requests" in report
 
 

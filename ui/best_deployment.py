@@ -18,14 +18,14 @@ import pandas as pd
 import streamlit as st
 
 from core.planning.pareto import SIGNIFICANT, search_to_dict
-from core.planning.report import price_text
 from core.planning.requirement import Requirement
 from core.planning.search import MODES, SearchSpace, search
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Deployment
 from ui.engine_inputs import AUTO, BATCH_TOKENS
 from ui.figure import Figure, chart
-from ui.i18n import lang, t
+from ui.i18n import t
+from ui.money import gpu_price_cell
 from ui.search_filters import FRONT, PIN, filters, pinned, unpin
 
 COLORS = {"aggregated": "#2563eb", "disaggregated": "#d97706"}
@@ -206,7 +206,7 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
     if (best := data["best"]) is None:
         st.warning(t("search.none_meets"))
     else:
-        price = f"${best['cost_per_hour']:,.2f}/h" if best["cost_per_hour"] is not None else t("plan.no_catalog_price")
+        price = gpu_price_cell(best["gpu"], best["cost_per_hour"], best["num_gpus"])  # with its source (ui.money)
         st.success(
             t(
                 "search.best_line",
@@ -232,7 +232,9 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
             t("search.deployment"): [_label(p, gpus) for p in cost_points],
             "dp / ep": [f"{p['dp']} / {p['ep']}" for p in cost_points],
             "max_num_batched_tokens": [_batched_tokens(p) for p in cost_points],
-            "USD/h": [price_text(p["cost_per_hour"], lang()) for p in cost_points],
+            t("prices.per_hour_header"): [
+                gpu_price_cell(p["gpu"], p["cost_per_hour"], p["num_gpus"]) for p in cost_points
+            ],
             t("search.per_million"): [
                 t("plan.no_catalog_price")
                 if p["cost_per_million_output_tokens"] is None

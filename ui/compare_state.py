@@ -22,6 +22,7 @@ from core.spec.scenario_codec import decode, encode, from_token, to_token
 from ui.download import download_button
 from ui.i18n import lang, t
 from ui.levers import active_summary
+from ui.money import current_rate
 from ui.safe import escape_markdown
 from ui.share import view_link
 from ui.sidebar import Scenario
@@ -129,11 +130,12 @@ def link_notes(saved: Sequence[dict[str, Any]]) -> None:
 def export_buttons(columns: Sequence[Compared], table: Sequence[tuple[str, Sequence[str]]]) -> None:
     """Download buttons for the table as shown: Markdown, CSV and JSON (core.estimate.compare_report)."""
     # built when a button is clicked (ui.download: outside the script thread, kept after reruns)
-    link, language = view_link(), lang()
-    documents = functools.cache(lambda: exports(link, columns, table, language))
+    link, language, rate = view_link(), lang(), current_rate()
+    documents = functools.cache(lambda: exports(link, columns, table, language, rate))
     st.markdown(f"**{t('compare.export')}**", help=t("compare.export_help"))
     buttons = (
         ("md", t("compare.download_md"), "text/markdown"),
+        ("html", t("prices.compare_download_html"), "text/html"),
         ("csv", t("compare.download_csv"), "text/csv"),
         ("json", t("compare.download_json"), "application/json"),
     )

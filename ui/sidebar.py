@@ -28,6 +28,7 @@ from ui.i18n import LANGUAGE_NAMES, t
 from ui.levers import LeverInputs, active_lever_params, lever_inputs
 from ui.link_state import link_imported_model, open_link
 from ui.model_search import clear_search, model_search_box, searched_model, stop_unmatched_search, typed_link_names
+from ui.money import rate_input
 from ui.safe import escape_markdown
 
 DEFAULTS = {"model": "llama-3.1-8b", "gpu": "a10", "input_len": 2048, "output_len": 512, "batch": 8}
@@ -138,6 +139,7 @@ def render_sidebar(catalog: Catalog) -> None:
         lever_weights = weight_precision(model.native_dtype if weight_name == AUTO else weight_name)
         with st.expander(t("levers.title"), expanded=bool(active_lever_params())):
             levers = lever_inputs(model, models, lever_weights, tp)
+        rate_input()  # USD -> CNY for the prices shown in Chinese (ui.money), in the link when set
     _store_scenario(
         model, gpus[gpu_id], (tp, dp), weight_name, kv_name, input_len, output_len, batch, engine, levers, models
     )

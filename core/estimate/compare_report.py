@@ -1,4 +1,4 @@
-"""The Compare page's table as a document to share: Markdown, CSV and JSON.
+"""The Compare page's table as a document to share: Markdown, HTML, CSV and JSON.
 
 Each carries the provenance (date, tool version and the link that reopens the view,
 :mod:`core.estimate.provenance`), the table exactly as the page shows it (metric rows of display
@@ -18,6 +18,9 @@ from typing import Any
 from core.estimate.provenance import deployment_inputs, header_lines, provenance, workload_inputs
 from core.estimate.result import Estimate
 from core.messages import message
+from core.report import render
+from core.report.blocks import Block, Section
+from core.report.money import Rate, catalog_price, default_rate, price_to_dict, priced, rate_line
 from core.spec import units
 
 Table = Sequence[tuple[str, Sequence[str]]]
@@ -47,6 +50,17 @@ def input_rows(columns: Sequence[Compared], lang: str = "en") -> list[tuple[str,
     return [(label, [values.get(label, default) for values in per_column]) for label in labels]
 
 
+def priced_input_rows(columns: Sequence[Compared], lang: str = "en", rate: Rate | None = None) -> list:
+    """:func:`input_rows` with each scenario's GPU-hour price and its source (the catalog's: a scenario
+    has no price input) and the exchange rate the Chinese amounts use."""
+    rate = rate or default_rate()
+    label = f"{message('prices.section', lang)} ({message('prices.per_gpu_hour', lang)})"
+    own = [catalog_price(c.result.deployment.gpu) for c in columns]
+    prices = [priced(p.usd_per_gpu_hour, p, lang, rate) for p in own]
+    rates = [rate_line(rate, lang)] * len(columns)
+    return [*input_rows(columns, lang), (label, prices), (message("prices.rate_label", lang), rates)]
+
+
 def figures(e: Estimate) -> dict[str, Any]:
     """The numbers behind one column of the table (per GPU where it says so)."""
     return {
@@ -63,8 +77,11 @@ def figures(e: Estimate) -> dict[str, Any]:
     }
 
 
-def compare_to_dict(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> dict:
-    """The JSON export: provenance, the table as shown, and per scenario its label, inputs and figures."""
+def compare_to_dict(
+    report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en", rate: Rate | None = None
+) -> dict:
+    """The JSON export: provenance, the table as shown, and per scenario its label, inputs, figures
+    and price (:func:`core.report.money.price_to_dict`)."""
     return {
         "report": report,
         "columns": [c.name for c in columns],
@@ -75,41 +92,62 @@ def compare_to_dict(report: dict[str, Any], columns: Sequence[Compared], table: 
                 "label": c.label,
                 "inputs": [{"label": label, "value": value} for label, value in inputs(c, lang)],
                 "figures": figures(c.result),
+                "price": price_to_dict(catalog_price(c.result.deployment.gpu), rate),
             }
             for c in columns
         ],
     }
 
 
-def json_report(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> str:
-    return json.dumps(compare_to_dict(report, columns, table, lang), indent=2, ensure_ascii=False)
+def json_report(
+    report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en", rate: Rate | None = None
+) -> str:
+    return json.dumps(compare_to_dict(report, columns, table, lang, rate), indent=2, ensure_ascii=False)
 
 
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell: pipes escaped, line breaks flattened."""
-    return " ".join(str(text).split()).replace("|", r"\|")
-
-
-def _markdown_table(corner: str, names: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
-    lines = [f"| {_cell(corner)} | " + " | ".join(map(_cell, names)) + " |", "|---" * (len(names) + 1) + "|"]
-    return lines + [f"| {_cell(label)} | " + " | ".join(map(_cell, values)) + " |" for label, values in rows]
-
-
-def markdown_report(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> str:
-    """One page for an email or a ticket: provenance, the table, what each column is, the inputs."""
+def sections(
+    report: dict[str, Any],
+    columns: Sequence[Compared],
+    table: Table,
+    lang: str = "en",
+    extra_sections: Sequence[Section] = (),
+    rate: Rate | None = None,
+) -> list[Section]:
+    """The document's sections as blocks (:mod:`core.report.render`): provenance, the table as shown
+    with what each column is, the inputs side by side, then ``extra_sections``."""
     t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
-    names = [c.name for c in columns]
-    link = report.get("link")
-    out = [f"# {t('compare.report_title')}", ""]
-    for line in header_lines({**report, "link": f"<{link}>" if link else None}, lang):  # <...>: one autolink
-        out += [line, ""]
-    out += [f"## {t('compare.report_table')}", "", *_markdown_table("", names, table), ""]
-    out += [f"- **{c.name}**: {_cell(c.label)}" for c in columns]
-    out += ["", f"## {t('report.inputs')}", "", *_markdown_table("", names, input_rows(columns, lang)), ""]
-    return "\n".join(out)
+    header = ("", *(c.name for c in columns))
+    rows = lambda pairs: tuple((label, *values) for label, values in pairs)  # noqa: E731
+    return [
+        ("", [Block("p", (line,)) for line in header_lines(report, lang)]),  # a paragraph each, as before
+        (
+            t("compare.report_table"),
+            [Block("table", rows(table), header), Block("list", tuple((c.name, c.label) for c in columns))],
+        ),
+        (t("report.inputs"), [Block("table", rows(priced_input_rows(columns, lang, rate)), header)]),
+        *extra_sections,
+    ]
 
 
-def csv_report(report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en") -> str:
+def markdown_report(
+    report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en", rate: Rate | None = None
+) -> str:
+    """One page for an email or a ticket: provenance, the table, what each column is, the inputs."""
+    doc = sections(report, columns, table, lang, rate=rate)
+    return render.markdown(message("compare.report_title", lang), doc, lang)
+
+
+def html_report(
+    report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en", rate: Rate | None = None
+) -> str:
+    """The Markdown report's content as one self-contained HTML page, every text escaped."""
+    doc = sections(report, columns, table, lang, rate=rate)
+    return render.html(message("compare.report_title", lang), doc, lang)
+
+
+def csv_report(
+    report: dict[str, Any], columns: Sequence[Compared], table: Table, lang: str = "en", rate: Rate | None = None
+) -> str:
     """The provenance as key/value rows, then the table (a row of labels first) and the inputs,
     one column per scenario."""
     buffer = io.StringIO()
@@ -123,15 +161,19 @@ def csv_report(report: dict[str, Any], columns: Sequence[Compared], table: Table
     writer.writerows([label, *values] for label, values in table)
     writer.writerow([])
     writer.writerow([message("report.inputs", lang), *names])
-    writer.writerows([label, *values] for label, values in input_rows(columns, lang))
+    writer.writerows([label, *values] for label, values in priced_input_rows(columns, lang, rate))
     return buffer.getvalue()
 
 
-def exports(link: str | None, columns: Sequence[Compared], table: Table, lang: str = "en") -> dict[str, str]:
-    """The Markdown ("md"), CSV ("csv") and JSON ("json") documents, sharing one provenance (one date)."""
+def exports(
+    link: str | None, columns: Sequence[Compared], table: Table, lang: str = "en", rate: Rate | None = None
+) -> dict[str, str]:
+    """The Markdown ("md"), HTML ("html"), CSV ("csv") and JSON ("json") documents, sharing one
+    provenance (one date); Markdown and HTML are drawn by :mod:`core.report.render`."""
     report = provenance(link)
     return {
-        "md": markdown_report(report, columns, table, lang),
-        "csv": csv_report(report, columns, table, lang),
-        "json": json_report(report, columns, table, lang),
+        "md": markdown_report(report, columns, table, lang, rate),
+        "html": html_report(report, columns, table, lang, rate),
+        "csv": csv_report(report, columns, table, lang, rate),
+        "json": json_report(report, columns, table, lang, rate),
     }

@@ -2,7 +2,9 @@
 
 Each carries when it was made, by which release of the tool, the link that reopens the view and
 the inputs in plain words (:mod:`core.estimate.provenance`), then the sections of
-:mod:`core.estimate.export_sections`. The JSON's ``estimate`` block is
+:mod:`core.estimate.export_sections`, the GPU-hour price with its source and the exchange rate
+(:mod:`core.report.money`) and any extra sections. Markdown and HTML are drawn by the one renderer
+(:mod:`core.report.render`); the JSON and CSV list the same. The JSON's ``estimate`` block is
 :func:`core.estimate.report.estimate_to_dict` unchanged, and every figure the other documents print
 is read from it.
 """
@@ -10,9 +12,9 @@ is read from it.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +26,10 @@ from core.estimate.provenance import deployment_inputs, header_lines, provenance
 from core.estimate.report import estimate_to_dict
 from core.estimate.result import Estimate
 from core.messages import message
+from core.report import render
+from core.report.blocks import Block
+from core.report.blocks import Section as DocSection
+from core.report.money import Price, Rate, catalog_price, default_rate, price_rows, price_section, price_to_dict
 from core.timing.kernel_speed import kernel_speed
 
 FILE_STEM = "llm-estimate"
@@ -46,6 +52,13 @@ class ExportDocument:
     sections: tuple[Section, ...]
     answer: str = ""
     """The page's answer sentence (:func:`core.estimate.answer.estimate_answer`), first in every file."""
+    price: Price | None = None
+    """The GPU-hour price the files list with its source (the Explorer has no price input: the catalog's)."""
+    rate: Rate | None = None
+    """USD -> CNY for the Chinese files (:mod:`core.report.money`)."""
+    extra_sections: tuple[DocSection, ...] = ()
+    """Sections appended after the Explorer's (deployment files, the benchmark command, energy), as
+    ``(title, [Block])``: drawn in the Markdown and HTML, listed in the JSON and CSV."""
 
 
 def likely_ranges(e: Estimate) -> dict[str, Any] | None:
@@ -91,10 +104,18 @@ def suggestions_to_dicts(suggestions: list[Suggestion], lang: str = "en") -> lis
 
 
 def export_document(
-    e: Estimate, link: str | None = None, lang: str = "en", suggestions: list[Suggestion] | None = None
+    e: Estimate,
+    link: str | None = None,
+    lang: str = "en",
+    suggestions: list[Suggestion] | None = None,
+    extra_sections: Sequence[DocSection] = (),
+    price: Price | None = None,
+    rate: Rate | None = None,
 ) -> ExportDocument:
     """Gather what the four files print; ``suggestions`` are the page's own
-    :func:`fit_suggestions` (computed here when not given and the scenario does not fit or start)."""
+    :func:`fit_suggestions` (computed here when not given and the scenario does not fit or start);
+    ``extra_sections`` come after the Explorer's in every file; ``price`` is the catalog's of the GPU
+    unless given (a price the user typed), ``rate`` the reference USD -> CNY rate unless given."""
     if suggestions is None:
         needed = not (e.fits and e.engine_starts)
         suggestions = fit_suggestions(e.deployment, e.workload, e) if needed else []
@@ -111,6 +132,9 @@ def export_document(
         suggestions=tuple(suggested),
         sections=export_sections(e, data, ranges, suggested, lang),
         answer=estimate_answer(e, suggestions, lang),
+        price=price or catalog_price(e.deployment.gpu),
+        rate=rate or default_rate(),
+        extra_sections=tuple(extra_sections),
     )
 
 
@@ -128,62 +152,34 @@ def _shown(q: Quantity, lang: str) -> tuple[str, str]:
     return (q.text if q.text is not None else _number(q.value)), unit
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def document_sections(doc: ExportDocument) -> list[DocSection]:
+    """The document's sections as blocks for :mod:`core.report.render`: provenance and the answer,
+    the inputs, each section's sentences (a list) and quantities (a table of label, value, unit), then
+    the extra sections."""
+    t = lambda key, **kw: message(key, doc.lang, **kw)  # noqa: E731
+    pairs = tuple(t("export.pair", label=label, value=value) for label, value in (*doc.deployment, *doc.workload))
+    out: list[DocSection] = [
+        ("", [Block("p", tuple(header_lines(doc.report, doc.lang))), Block("strong", (doc.answer,))]),
+        (t("report.inputs"), [Block("list", pairs)]),
+    ]
+    header = (t("export.quantity"), t("export.value"), t("export.unit"))
+    for section in doc.sections:
+        blocks = [Block("list", tuple(text for _, text in section.notes))] if section.notes else []
+        if section.quantities:
+            rows = tuple((q.label, *_shown(q, doc.lang)) for q in section.quantities)
+            blocks.append(Block("table", rows, header))
+        out.append((section.title, blocks))
+    if doc.price is not None:
+        out.append(price_section(doc.price, doc.lang, doc.rate))
+    return [*out, *doc.extra_sections]
 
 
 def _markdown(doc: ExportDocument) -> str:
-    t = lambda key, **kw: message(key, doc.lang, **kw)  # noqa: E731
-    out = [f"# {t('export.title')}", "", *(f"{line}  " for line in header_lines(doc.report, doc.lang)), ""]
-    out += [f"**{doc.answer}**", ""]
-    out += [f"## {t('report.inputs')}", ""]
-    out += [f"- {t('export.pair', label=label, value=value)}" for label, value in (*doc.deployment, *doc.workload)]
-    for section in doc.sections:
-        out += ["", f"## {section.title}", ""]
-        out += [f"- {text}" for _, text in section.notes]
-        if section.quantities:
-            out += [""] if section.notes else []
-            out += [f"| {t('export.quantity')} | {t('export.value')} | {t('export.unit')} |", "|---|---:|---|"]
-            for q in section.quantities:
-                value, unit = _shown(q, doc.lang)
-                out.append(f"| {_cell(q.label)} | {_cell(value)} | {_cell(unit)} |")
-    return "\n".join(out) + "\n"
+    return render.markdown(message("export.title", doc.lang), document_sections(doc), doc.lang)
 
 
 def _html(doc: ExportDocument) -> str:
-    esc = html.escape
-    t = lambda key, **kw: esc(message(key, doc.lang, **kw))  # noqa: E731
-    link = doc.report.get("link")
-    head = [f"<p>{t('report.made', date=doc.report['generated_at'], version=doc.report['tool_version'])}</p>"]
-    if link:
-        target = esc(link) if link.startswith(("http://", "https://", "?", "/")) else "#"
-        anchor = f"<a href='{target}'>{esc(link)}</a>"
-        head.append(f"<p>{t('report.link', link='{link}').replace('{link}', anchor)}</p>")
-    inputs = "".join(
-        f"<li>{t('export.pair', label=label, value=value)}</li>" for label, value in (*doc.deployment, *doc.workload)
-    )
-    body = [*head, f"<p><strong>{esc(doc.answer)}</strong></p>", f"<h2>{t('report.inputs')}</h2><ul>{inputs}</ul>"]
-    for section in doc.sections:
-        body.append(f"<h2>{esc(section.title)}</h2>")
-        if section.notes:
-            body.append("<ul>" + "".join(f"<li>{esc(text)}</li>" for _, text in section.notes) + "</ul>")
-        if section.quantities:
-            rows = []
-            for q in section.quantities:
-                value, unit = _shown(q, doc.lang)
-                rows.append(f"<tr><td>{esc(q.label)}</td><td class='n'>{esc(value)}</td><td>{esc(unit)}</td></tr>")
-            header = f"<tr><th>{t('export.quantity')}</th><th>{t('export.value')}</th><th>{t('export.unit')}</th></tr>"
-            body.append(f"<table>{header}{''.join(rows)}</table>")
-    style = (
-        "body{font-family:system-ui,sans-serif;max-width:900px;margin:2em auto;padding:0 1em}"
-        "table{border-collapse:collapse}td,th{border-bottom:1px solid #e5e7eb;padding:2px 10px;text-align:left}"
-        "td.n{text-align:right;white-space:nowrap}"
-    )
-    return (
-        f"<!doctype html><html lang='{esc(doc.lang)}'><head><meta charset='utf-8'>"
-        f"<title>{t('export.title')}</title><style>{style}</style></head>"
-        f"<body><h1>{t('export.title')}</h1>{''.join(body)}</body></html>\n"
-    )
+    return render.html(message("export.title", doc.lang), document_sections(doc), doc.lang)
 
 
 def _json(doc: ExportDocument) -> str:
@@ -201,6 +197,10 @@ def _json(doc: ExportDocument) -> str:
         "fit_suggestions": list(doc.suggestions),
         "warnings": [text for s in doc.sections if s.name == "warnings" for name, text in s.notes if name != "none"],
     }
+    if doc.price is not None:
+        document["price"] = price_to_dict(doc.price, doc.rate)
+    if doc.extra_sections:
+        document["sections"] = render.to_data(doc.extra_sections)
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -220,6 +220,9 @@ def _csv(doc: ExportDocument) -> str:
     for section in doc.sections:
         writer.writerows((section.name, name, text, "") for name, text in section.notes)
         writer.writerows((section.name, q.name, _csv_value(q.value), q.unit) for q in section.quantities)
+    if doc.price is not None:
+        writer.writerows(("price", key, _csv_value(value), "") for key, value in price_rows(doc.price, doc.rate))
+    writer.writerows(("extra", title, text, "") for title, text in render.to_rows(doc.extra_sections))
     return buffer.getvalue()
 
 

@@ -18,6 +18,8 @@ def csv_report(data: dict[str, Any]) -> str:
         writer.writerow(["report", key, value if value is not None else "", "", "", "", "", "", ""])
     for row in data["inputs"]:
         writer.writerow(["input", row["label"], row["value"], "", "", "", "", "", ""])
+    for key, value in (data.get("price") or {}).items():  # the price and its source (core.report.money)
+        writer.writerow(["price", key, "" if value is None else value, "", "", "", "", "", ""])
     for c in data["checks"]:
         writer.writerow(
             [

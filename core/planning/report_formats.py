@@ -6,11 +6,13 @@ Both documents are drawn from one list of sections (:func:`sections`), built fro
 the Plan page: provenance (date, tool version, restoring link), the inputs in words, the verdict and
 operating point, the checks, the fixes in their groups, the setup's limits and the cheapest catalog
 GPUs, the cost, the best deployment when it was searched, and the launch command with its log.
+Both are drawn by the one renderer (:mod:`core.report.render`); the checks' bars live in
+:mod:`core.report.checks` (their names stay importable from here).
 """
 
 from __future__ import annotations
 
-import html
+from collections.abc import Sequence
 from typing import Any
 
 from core.estimate.provenance import header_lines
@@ -19,24 +21,13 @@ from core.planning.answer import cost_sentence, operating_point, price_text, que
 from core.planning.check import Plan
 from core.planning.fixes import Fix
 from core.planning.report import fix_groups, headroom_line
-from core.report.blocks import Block
+from core.report import render
+from core.report.blocks import Block, Section
+from core.report.checks import BAR_SCALE, STATUS_COLORS, _bar, checks_html
+from core.report.money import Price, Rate, catalog_price, default_rate, price_from_dict, price_section, priced
+from core.spec.catalog import load_catalog
 
-BAR_WIDTH = 20
-BAR_SCALE = 1.5
-"""need / limit at a bar's end: the 100 % mark sits at two thirds of it."""
-STATUS_COLORS = {"ok": "#16a34a", "marginal": "#d97706", "failed": "#dc2626"}
-
-
-def _bar(ratio: float) -> str:
-    """need / limit on a 0-150 % scale, with "│" at 100 % of the limit."""
-    filled = BAR_WIDTH if ratio == float("inf") else min(round(ratio * BAR_WIDTH / BAR_SCALE), BAR_WIDTH)
-    cells = "█" * filled + "░" * (BAR_WIDTH - filled)
-    mark = round(BAR_WIDTH / BAR_SCALE)
-    return cells[:mark] + "│" + cells[mark:]
-
-
-def _money(value: float | None) -> str:
-    return "∞" if value is None else f"{value:,.2f}"
+__all__ = ["BAR_SCALE", "STATUS_COLORS", "_bar", "checks_html", "html_report", "markdown_report", "sections"]
 
 
 def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> list[tuple[str, list[Block]]]:
@@ -59,7 +50,7 @@ def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en
             Block(
                 "list",
                 tuple(
-                    f"{f.lever.text(lang)}: {f.num_gpus} GPU · {price_text(f.cost_per_hour, lang)} · "
+                    f"{f.lever.text(lang)}: {f.num_gpus} GPU · {_fix_price(data, f, lang)} · "
                     f"{headroom_line(f.plan.binding, lang)}" + (f" — {f.caveat.text(lang)}" if f.caveat else "")
                     for f in members
                 ),
@@ -67,11 +58,14 @@ def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en
         )
     out.append((t("plan.fixes_title"), fix_blocks))
     if solvers := data.get("solvers"):
-        out.append((t("plan.solvers"), _solver_blocks(solvers, lang)))
+        out.append((t("plan.solvers"), _solver_blocks(data, solvers, lang)))
     if c := data["cost"]:
-        out.append((t("plan.cost"), [Block("p", (cost_sentence(c, lang),))]))
+        out.append((t("plan.cost"), [Block("p", (cost_sentence(c, lang), *_cost_cny(data, c, lang)))]))
+    if data.get("price"):  # the price the plan is costed at, its source and the exchange rate
+        price, rate = price_from_dict(data["price"])
+        out.append(price_section(price, lang, rate))
     if found := data.get("search"):
-        out.append((t("report.best_title"), _search_blocks(found, lang)))
+        out.append((t("report.best_title"), _search_blocks(data, found, lang)))
     launch = data["launch"]
     out.append(
         (
@@ -86,7 +80,41 @@ def sections(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en
     return out
 
 
-def _solver_blocks(solvers: dict[str, Any], lang: str) -> list[Block]:
+def _rate(data: dict[str, Any]) -> Rate:
+    return price_from_dict(data["price"])[1] if data.get("price") else default_rate()
+
+
+def _priced(data: dict[str, Any], row: dict[str, Any], lang: str) -> str:
+    """A row's cost per hour with its price's source: the user's price where the row is priced at it,
+    else the catalog's provider and date (CNY first in Chinese)."""
+    per_hour, gpus = row["cost_per_hour"], {g.id: g for g in load_catalog().gpus}
+    if per_hour is None:
+        return price_text(None, lang)
+    own = price_from_dict(data["price"])[0] if data.get("price") else None
+    if own and own.entered and abs(per_hour / row["num_gpus"] - own.usd_per_gpu_hour) < 1e-9:
+        source = own
+    else:
+        source = catalog_price(gpus[row["gpu"]]) if row["gpu"] in gpus else Price(per_hour)
+    return priced(per_hour, source, lang, _rate(data))
+
+
+def _cost_cny(data: dict[str, Any], c: dict[str, Any], lang: str) -> tuple[str, ...]:
+    """In Chinese, the cost again in CNY at the plan's rate (English keeps USD)."""
+    if lang != "zh":
+        return ()
+    rate = _rate(data).cny_per_usd
+    million = c["per_million_output_tokens_usd"]
+    per_million = "∞" if million is None else f"{million * rate:,.3f}"
+    per_hour = f"{c['per_hour_usd'] * rate:,.2f}"
+    return (message("prices.cost_cny", lang, per_hour=per_hour, per_million=per_million, rate=f"{rate:g}"),)
+
+
+def _fix_price(data: dict[str, Any], f: Fix, lang: str) -> str:
+    row = {"gpu": f.plan.deployment.gpu.id, "cost_per_hour": f.cost_per_hour, "num_gpus": f.num_gpus}
+    return _priced(data, row, lang)
+
+
+def _solver_blocks(data: dict[str, Any], solvers: dict[str, Any], lang: str) -> list[Block]:
     t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
     sizing = solvers["min_gpus"]
     fewest = (
@@ -106,12 +134,12 @@ def _solver_blocks(solvers: dict[str, Any], lang: str) -> list[Block]:
                 o["gpu_name"],
                 str(o["num_gpus"]),
                 f"{o['replicas']} × tp {o['tp']}",
-                price_text(o["cost_per_hour"], lang),
+                _priced(data, o, lang),
                 t(f"status.{'ok' if o['verdict'] == 'feasible' else 'marginal'}"),
             )
             for o in options
         )
-        header = ("GPU", "GPUs", t("plan.layout"), "USD/h", t("plan.status"))
+        header = ("GPU", "GPUs", t("plan.layout"), t("prices.per_hour_header"), t("plan.status"))
         blocks += [
             Block("strong", (t("plan.cheapest"),)),
             Block("table", rows, header),
@@ -120,7 +148,7 @@ def _solver_blocks(solvers: dict[str, Any], lang: str) -> list[Block]:
     return blocks
 
 
-def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
+def _search_blocks(data: dict[str, Any], found: dict[str, Any], lang: str) -> list[Block]:
     line = message(
         "report.best_line",
         lang,
@@ -128,7 +156,18 @@ def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
         modes=", ".join(found["modes_evaluated"]),
         meeting=f"{found['meeting_slo']:,}",
     )
-    header = ("GPU", "GPUs", "tp × pp (× dp)", "mode", "weights / KV", "USD/h", "USD/1M", "TTFT ms", "TPOT ms", "SLO")
+    header = (
+        "GPU",
+        "GPUs",
+        "tp × pp (× dp)",
+        "mode",
+        "weights / KV",
+        message("prices.per_hour_header", lang),
+        "USD/1M",
+        "TTFT ms",
+        "TPOT ms",
+        "SLO",
+    )
     rows = tuple(
         (
             p["gpu"],
@@ -138,7 +177,7 @@ def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
             if p["prefill_instances"] is None
             else f"{p['mode']} {p['prefill_instances']}P{p['decode_instances']}D",
             f"{p['weight_dtype']} / {p['kv_dtype']}",
-            price_text(p["cost_per_hour"], lang),
+            _priced(data, p, lang),
             message("plan.no_catalog_price", lang)
             if p["cost_per_million_output_tokens"] is None
             else f"{p['cost_per_million_output_tokens']:,.3f}",
@@ -151,93 +190,24 @@ def _search_blocks(found: dict[str, Any], lang: str) -> list[Block]:
     return [Block("p", (line,)), Block("table", rows, header)]
 
 
-def markdown_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+def _document(
+    data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str, extra_sections: Sequence[Section]
+) -> tuple[str, list[Section]]:
+    """The title and the sections under it: the page's, then ``extra_sections`` (deployment files,
+    the benchmark command, energy: any ``(title, [Block])``)."""
+    (title, top), *rest = sections(data, plan, fixes, lang)
+    return title, [("", top), *rest, *extra_sections]
+
+
+def markdown_report(
+    data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en", extra_sections: Sequence[Section] = ()
+) -> str:
     """One page for an email or a ticket, with every section of the Plan page (module docstring)."""
-    out: list[str] = []
-    for n, (title, blocks) in enumerate(sections(data, plan, fixes, lang)):
-        out += [f"{'#' if n == 0 else '##'} {title}", ""]
-        for block in blocks:
-            out += [*_markdown_block(block, lang), ""]
-    return "\n".join(out)
+    return render.markdown(*_document(data, plan, fixes, lang, extra_sections), lang)
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
-
-
-def _markdown_block(block: Block, lang: str) -> list[str]:
-    if block.kind == "p":
-        return ["  \n".join(block.items)]
-    if block.kind == "strong":
-        return [f"**{block.items[0]}**"]
-    if block.kind == "list":
-        return [f"- {item}" for item in block.items]
-    if block.kind == "code":
-        return ["```", *block.items, "```"]
-    if block.kind == "checks":
-        t = lambda key: message(key, lang)  # noqa: E731
-        rows = [f"| {t('plan.check')} | {t('plan.status')} | | |", "|---|---|---|---|"]
-        return rows + [
-            f"| {t(f'check.{c.name}')} | {t(f'status.{c.status}')} | `{_bar(c.ratio)}` | {headroom_line(c, lang)} |"
-            for c in block.items
-        ]
-    lines = ["| " + " | ".join(_cell(h) for h in block.header) + " |", "|" + "---|" * len(block.header)]
-    return lines + ["| " + " | ".join(_cell(c) for c in row) + " |" for row in block.items]
-
-
-def html_report(data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+def html_report(
+    data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str = "en", extra_sections: Sequence[Section] = ()
+) -> str:
     """The Markdown report's sections as a self-contained HTML page with headroom bars."""
-    parts = []
-    for n, (title, blocks) in enumerate(sections(data, plan, fixes, lang)):
-        tag = "h1" if n == 0 else "h2"
-        parts.append(f"<{tag}>{html.escape(title)}</{tag}>")
-        parts += [_html_block(block, lang) for block in blocks]
-    title = html.escape(message("plan.report_title", lang))
-    return (
-        f"<!doctype html><html lang='{lang}'><meta charset='utf-8'><title>{title}</title>"
-        "<body style='font-family:system-ui,sans-serif;max-width:960px;margin:2em auto'>"
-        + "".join(parts)
-        + "</body></html>"
-    )
-
-
-def checks_html(checks, lang: str = "en") -> str:
-    """The checks as an HTML table (the HTML report's and the Plan page's): the status in its colour,
-    need / limit as a bar in that colour on a 0-150 % track with a mark at 100 %, a check past the
-    track filled to its end with "▶" after it, and the headroom line (percentages rounded as in the
-    verdict)."""
-    e = html.escape
-    left = f"{100 / BAR_SCALE:.1f}%"  # the 100 % mark
-    mark = f"<div style='position:absolute;left:{left};top:-2px;height:18px;border-left:2px solid #111'>"
-    rows = []
-    for c in checks:
-        color, over = STATUS_COLORS[c.status], not c.ratio <= BAR_SCALE
-        width = 100 if over else c.ratio / BAR_SCALE * 100
-        weight = "" if c.status == "ok" else ";font-weight:600"
-        arrow = f"<div style='position:absolute;left:100%;top:-3px;padding-left:3px;color:{color}'>▶</div>"
-        rows.append(
-            f"<tr><td>{e(message(f'check.{c.name}', lang))}</td>"
-            f"<td style='white-space:nowrap'><span style='color:{color}{weight}'>"
-            f"{e(message(f'status.{c.status}', lang))}</span></td>"
-            f"<td><div style='background:#e5e7eb;width:240px;height:14px;position:relative;margin-right:20px'>"
-            f"<div style='background:{color};width:{width:.0f}%;height:14px'></div>"
-            f"{mark}</div>{arrow if over else ''}</div></td><td>{e(headroom_line(c, lang))}</td></tr>"
-        )
-    return f"<table>{''.join(rows)}</table>"
-
-
-def _html_block(block: Block, lang: str) -> str:
-    e = html.escape
-    if block.kind == "p":
-        return "<p>" + "<br>".join(e(i) for i in block.items) + "</p>"
-    if block.kind == "strong":
-        return f"<p><b>{e(block.items[0])}</b></p>"
-    if block.kind == "list":
-        return "<ul>" + "".join(f"<li>{e(i)}</li>" for i in block.items) + "</ul>"
-    if block.kind == "code":
-        return f"<pre>{e(chr(10).join(block.items))}</pre>"
-    if block.kind == "checks":
-        return checks_html(block.items, lang)
-    head = "".join(f"<th>{e(h)}</th>" for h in block.header)
-    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in block.items)
-    return f"<table border='1' cellpadding='4' style='border-collapse:collapse'><tr>{head}</tr>{body}</table>"
+    return render.html(*_document(data, plan, fixes, lang, extra_sections), lang)
