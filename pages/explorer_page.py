@@ -96,7 +96,7 @@ if loop.stable:
         )
     )
 render_likely_range(result)
-render_energy(result)  # board power, J per token, the electricity bill (ui/energy.py)
+energy = render_energy(result)  # board power, J per token, the electricity bill (ui/energy.py)
 
 for item in result.warnings:
     st.warning(notice_text(item))
@@ -209,7 +209,7 @@ st.caption(t("export.caption"))
 # the script thread, so the link and the language are read here)
 link, lang_code = view_link(), lang()
 rate = current_rate()  # the sidebar's USD -> CNY rate: the Chinese files show CNY at it
-document = functools.cache(lambda: export_document(result, link, lang_code, suggestions, rate=rate))
+document = functools.cache(lambda: export_document(result, link, lang_code, suggestions, rate=rate, energy=energy))
 labels = {
     "md": t("export.download_md"),
     "html": t("export.download_html"),

@@ -218,7 +218,7 @@ if command.needs_quantized_checkpoint:
     st.caption(t("plan.quantized_checkpoint", format=dep.weights.label))
 st.markdown(t("plan.expected_log"))
 st.code("\n".join(command.expected_log), language="text")
-benchmark_section(plan)  # the benchmark that checks the plan, its result read back (ui/benchcheck.py)
+bench_doc = benchmark_section(plan)  # the benchmark that checks the plan, its result read back (ui/benchcheck.py)
 
 solvers = solvers_to_dict(
     bundle.max_load,
@@ -233,9 +233,10 @@ data = plan_to_dict(
 data = with_price(data, plan_price(dep.gpu), current_rate())  # the price and its source in every file
 # each report is built when its button is clicked (Streamlit calls a data callable then, outside the script thread)
 language = lang()
+extras = [bench_doc] if bench_doc else []  # sections beyond the page's (core.report.blocks)
 reports = {
-    "md": ("plan.download_md", lambda: markdown_report(data, plan, bundle.fixes, language), "text/markdown"),
-    "html": ("plan.download_html", lambda: html_report(data, plan, bundle.fixes, language), "text/html"),
+    "md": ("plan.download_md", lambda: markdown_report(data, plan, bundle.fixes, language, extras), "text/markdown"),
+    "html": ("plan.download_html", lambda: html_report(data, plan, bundle.fixes, language, extras), "text/html"),
     "json": ("plan.download_json", lambda: json.dumps(data, indent=2, ensure_ascii=False), "application/json"),
     "csv": ("plan.download_csv", lambda: csv_report(data), "text/csv"),
 }

@@ -11,10 +11,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.benchcheck.commands import TOOLS, bench_check, note_text
+from core.benchcheck.commands import TOOLS, BenchCheck, bench_check, note_text
 from core.benchcheck.compare import Comparison, RunError, calibrate_run, compare
+from core.benchcheck.report import benchmark_section as bench_report_section
 from core.benchcheck.result_files import MAX_FILE_BYTES, BenchFileError, MeasuredRun, read_result
 from core.planning.check import Plan
+from core.report.blocks import Section
 from core.spec.deployment import Deployment
 from core.validation.calibrate import CalibrationError
 from ui.calibration import apply_calibration
@@ -36,12 +38,12 @@ def _band(band: tuple[float, float] | None) -> str:
     return "—" if band is None else f"{band[0]:,.4g} – {band[1]:,.4g}"
 
 
-def _commands(plan: Plan) -> None:
+def _commands(plan: Plan) -> BenchCheck | None:
     try:
         found = bench_check(plan)
     except ValueError as err:  # a plan whose requests the simulator cannot hold
         st.warning(t("benchcheck.ui_no_prediction", error=str(err)))
-        return
+        return None
     for tab, tool in zip(st.tabs([TOOL_TABS[tool] for tool in TOOLS]), TOOLS, strict=True):
         tab.code(found.commands[tool], language="bash")
     load = found.load
@@ -54,7 +56,7 @@ def _commands(plan: Plan) -> None:
     for note in found.notes:
         st.caption(note_text(note, lang()))
     if found.predicted is None:
-        return
+        return found
     values, bands = found.predicted.values, found.predicted.bands
     tier = t(f"likely.tier_{found.predicted.tier.replace(' ', '_')}")
     st.dataframe(
@@ -69,6 +71,7 @@ def _commands(plan: Plan) -> None:
         width="stretch",
         key="bench_predicted",
     )
+    return found
 
 
 def _figure(comparison: Comparison):
@@ -112,23 +115,23 @@ def _calibrate(dep: Deployment, run: MeasuredRun) -> None:
     )
 
 
-def _read_back(plan: Plan) -> None:
+def _read_back(plan: Plan) -> Comparison | None:
     upload = st.file_uploader(t("benchcheck.ui_upload"), type=["json"], key="bench_upload")
     paste = st.text_area(t("benchcheck.ui_paste"), key="bench_paste", height=120, max_chars=MAX_FILE_BYTES)
     content = upload.getvalue() if upload is not None else paste
     if status := st.session_state.pop(FITTED, None):
         (st.success if status[0] == "ok" else st.error)(status[1])
     if not content:
-        return
+        return None
     try:
         run = read_result(content)
         comparison = compare(plan.deployment, run)
     except BenchFileError as err:
         st.error(err.text(lang()))
-        return
+        return None
     except RunError as err:
         st.error(t("benchcheck.ui_replay_failed", error=str(err)))
-        return
+        return None
     load = comparison.load
     at = (
         t("benchcheck.ui_clients", clients=load.concurrency)
@@ -170,11 +173,14 @@ def _read_back(plan: Plan) -> None:
         args=(plan.deployment, run),
         help=t("benchcheck.ui_calibrate_help"),
     )
+    return comparison
 
 
-def benchmark_section(plan: Plan) -> None:
-    """The whole section, under the Plan's launch command."""
+def benchmark_section(plan: Plan) -> Section | None:
+    """The whole section, under the Plan's launch command; returns it as a document section (the
+    commands, the prediction and a result read back) for the Plan's files, None without a command."""
     st.subheader(t("benchcheck.ui_title"))
     st.caption(t("benchcheck.ui_caption"))
-    _commands(plan)
-    _read_back(plan)
+    found = _commands(plan)
+    comparison = _read_back(plan)
+    return None if found is None else bench_report_section(found, lang(), comparison)

@@ -41,16 +41,16 @@ def _money(value: float | None) -> str:
     return "—" if value is None else f"${value:,.4g}"
 
 
-def render_energy(result: Estimate) -> None:
+def render_energy(result: Estimate) -> EnergyInputs:
     """The Explorer's energy panel: inputs, six numbers, each with its How button, and where the
-    GPU's idle and TDP come from."""
+    GPU's idle and TDP come from; returns the inputs (the Explorer's files carry them)."""
     with st.expander(t("energy_ui.heading"), icon=":material/bolt:", expanded=False):
         inputs = energy_inputs()
         en = energy_of(result, inputs)
         gpu = result.deployment.gpu
         if en is None:
             st.info(t("energy_ui.unavailable", gpu=gpu.name))
-            return
+            return inputs
         explained = lambda: explain_energy(result, inputs)  # noqa: E731 (called only when a How opens)
         shown = (
             ("energy_power", t("energy.power_per_gpu"), f"{en.power_w:,.0f} W"),
@@ -67,6 +67,7 @@ def render_energy(result: Estimate) -> None:
                 explain_popover(explained, key, text, col)
         st.caption(power_source(gpu))
         st.caption(t("energy.scope_line"))
+    return inputs
 
 
 def power_source(gpu: GpuSpec) -> str:

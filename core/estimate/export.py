@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.energy.power import EnergyInputs
+from core.energy.report import energy_section
 from core.estimate.advice import Suggestion, fit_suggestions
 from core.estimate.answer import estimate_answer
 from core.estimate.export_sections import Quantity, Section, export_sections
@@ -111,15 +113,17 @@ def export_document(
     extra_sections: Sequence[DocSection] = (),
     price: Price | None = None,
     rate: Rate | None = None,
+    energy: EnergyInputs | None = None,
 ) -> ExportDocument:
     """Gather what the four files print; ``suggestions`` are the page's own
     :func:`fit_suggestions` (computed here when not given and the scenario does not fit or start);
     ``extra_sections`` come after the Explorer's in every file; ``price`` is the catalog's of the GPU
-    unless given (a price the user typed), ``rate`` the reference USD -> CNY rate unless given."""
+    unless given (a price the user typed), ``rate`` the reference USD -> CNY rate unless given, ``energy``
+    the electricity price and PUE (the defaults unless given)."""
     if suggestions is None:
         needed = not (e.fits and e.engine_starts)
         suggestions = fit_suggestions(e.deployment, e.workload, e) if needed else []
-    data = estimate_to_dict(e)
+    data = estimate_to_dict(e, energy)
     ranges = likely_ranges(e)
     suggested = suggestions_to_dicts(suggestions, lang)
     return ExportDocument(
@@ -169,6 +173,7 @@ def document_sections(doc: ExportDocument) -> list[DocSection]:
             rows = tuple((q.label, *_shown(q, doc.lang)) for q in section.quantities)
             blocks.append(Block("table", rows, header))
         out.append((section.title, blocks))
+    out.append(energy_section(doc.data, doc.lang))  # board power and the electricity bill (core.energy)
     if doc.price is not None:
         out.append(price_section(doc.price, doc.lang, doc.rate))
     return [*out, *doc.extra_sections]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.energy.report import energy_section
 from core.estimate.provenance import header_lines
 from core.messages import message
 from core.planning.answer import cost_sentence, operating_point, price_text, queue_sentence
@@ -193,10 +194,10 @@ def _search_blocks(data: dict[str, Any], found: dict[str, Any], lang: str) -> li
 def _document(
     data: dict[str, Any], plan: Plan, fixes: list[Fix], lang: str, extra_sections: Sequence[Section]
 ) -> tuple[str, list[Section]]:
-    """The title and the sections under it: the page's, then ``extra_sections`` (deployment files,
-    the benchmark command, energy: any ``(title, [Block])``)."""
+    """The title and the sections under it: the page's, energy and power (from ``data["energy"]``), then
+    ``extra_sections`` (deployment files, the benchmark command: any ``(title, [Block])``)."""
     (title, top), *rest = sections(data, plan, fixes, lang)
-    return title, [("", top), *rest, *extra_sections]
+    return title, [("", top), *rest, energy_section(data, lang), *extra_sections]
 
 
 def markdown_report(

@@ -1,0 +1,56 @@
+"""The sections other features add reach the documents (issue 31): energy and power in every Explorer
+file and both Plan documents, at the user's electricity price; the benchmark that checks a plan in
+the Plan's documents as the page hands it over."""
+
+from __future__ import annotations
+
+import json
+
+from core.benchcheck.commands import bench_check
+from core.benchcheck.report import benchmark_section
+from core.energy.power import EnergyInputs
+from core.estimate.export import RENDERERS, export_document
+from core.estimate.result import estimate
+from core.messages import message
+from core.planning.check import check
+from core.planning.launch import serve_command
+from core.planning.report import plan_to_dict
+from core.planning.report_formats import html_report, markdown_report
+from core.planning.requirement import Requirement
+from tests.app_helpers import DEFAULT, DEFAULT_WORK
+
+CHAT = Requirement(
+    load="users", users=20, think_time_s=30.0, prompt_len=1500, answer_len=300, ttft_slo_s=1.0, tpot_slo_s=1 / 20
+)
+
+
+def test_the_explorer_files_carry_energy_at_the_users_price(deploy):
+    e = estimate(deploy(**DEFAULT), DEFAULT_WORK)
+    inputs = EnergyInputs(usd_per_kwh=0.31, pue=1.4)
+    doc = export_document(e, None, "zh", energy=inputs)
+    files = {ext: render_(doc) for ext, render_ in RENDERERS.items()}
+    block = json.loads(files["json"])["estimate"]["energy"]
+    assert block["electricity_usd_per_kwh"] == 0.31 and block["pue"] == 1.4
+    title = message("energy.section_title", "zh")
+    assert f"## {title}" in files["md"] and f"<h2>{title}</h2>" in files["html"]
+    watts = f"{block['power_per_gpu_w']:.0f} W"
+    assert watts in files["md"] and watts in files["html"]
+    default = json.loads(RENDERERS["json"](export_document(e, None, "en")))["estimate"]["energy"]
+    # the same scenario at a dearer kWh and a PUE: the same joules, a larger bill
+    assert default["energy_per_output_token_j"] == block["energy_per_output_token_j"]
+    assert block["usd_per_million_output_tokens"] > default["usd_per_million_output_tokens"]
+
+
+def test_the_plan_documents_carry_energy_and_the_benchmark_that_checks_them(deploy):
+    plan = check(deploy(model="qwen3-32b", gpu="h100-sxm", tp=2), CHAT)
+    data = plan_to_dict(plan, [], serve_command(plan), None, "en")
+    found = bench_check(plan)
+    extra = [benchmark_section(found, "en")]
+    md, page = markdown_report(data, plan, [], "en", extra), html_report(data, plan, [], "en", extra)
+    for text in (md, page):
+        assert text.count(message("energy.section_title", "en")) == 1
+        assert text.count(message("benchcheck.ui_title", "en")) == 1
+        assert found.commands["vllm"].split(" --")[0] in text  # "vllm bench serve" with its flags
+    assert found.commands["vllm"] in md  # whole, in a code block
+    # the energy section sits before the benchmark, which the page appends
+    assert md.index(message("energy.section_title", "en")) < md.index(message("benchcheck.ui_title", "en"))
