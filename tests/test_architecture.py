@@ -26,6 +26,7 @@ PACKAGES = (
     "teaching",
     "report",
     "cli",
+    "deploy",
 )
 SOURCES = [
     *sorted(p for d in ("core", "ui", "pages", "tests", "bench") for p in (ROOT / d).rglob("*.py")),
