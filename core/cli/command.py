@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from core.cli.args import UsageError, deployment_arguments, deployment_from_args, heading
 from core.cli.check import add_requirement_arguments, run_check
+from core.cli.deploy import add_deploy_parser, run_deploy
 from core.cli.search import add_search_arguments, run_search
 from core.cli.simulate import add_simulate_arguments, run_simulate
 from core.cli.validate import add_validate_arguments, run_validate
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="predicted against measured over the public validation set")
     add_validate_arguments(val)
+    add_deploy_parser(sub)
     return parser
 
 
@@ -121,6 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "simulate": run_simulate,
             "search": run_search,
             "validate": run_validate,
+            "deploy": run_deploy,
         }
         output = commands[args.command](args)
     except (UsageError, CatalogError, ValueError, OSError) as err:  # OSError: a file the system would not give
