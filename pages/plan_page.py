@@ -22,6 +22,7 @@ from ui.answer import show_answer
 from ui.apply_fix import applied_note, fix_chooser
 from ui.best_deployment import best_deployment_section
 from ui.defaults import show_set
+from ui.deploy_download import deploy_downloads
 from ui.download import download_button
 from ui.explain import explain_plan
 from ui.i18n import lang, notice_text, t
@@ -209,6 +210,7 @@ if command.needs_quantized_checkpoint:
     st.caption(t("plan.quantized_checkpoint", format=dep.weights.label))
 st.markdown(t("plan.expected_log"))
 st.code("\n".join(command.expected_log), language="text")
+deploy_downloads(plan, dep, req, searched)
 
 solvers = solvers_to_dict(
     bundle.max_load,

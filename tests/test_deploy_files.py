@@ -295,3 +295,19 @@ def test_bundle_zips_every_target_that_can_be_written(v3_sglang):
         note = z.read("NOT-WRITTEN.txt").decode()
     assert {"deepseek-v3-k8s.yaml", "compose.yaml", "deepseek-v3-llm-d-values.yaml"} <= names
     assert note.startswith("production-stack: production-stack runs vLLM only")
+
+
+def test_a_point_of_the_search_json_gives_the_candidates_files(disaggregated_point):
+    """The Plan page's points are the search's JSON: rebuilt from it, the point runs the same arguments
+    as the candidate it came from."""
+    from core.deploy.point import from_point
+    from core.planning.pareto import candidate_to_dict
+
+    found, i, req = disaggregated_point
+    base = found.shapes[int(found.shape[i])]
+    point = candidate_to_dict(found, i)
+    rebuilt, direct = from_point(base, point, req), from_candidate(found, i, req)
+    assert [(w.role, w.replicas, w.args) for w in rebuilt.workloads] == [
+        (w.role, w.replicas, w.args) for w in direct.workloads
+    ]
+    assert render(rebuilt, "k8s") == render(direct, "k8s")
