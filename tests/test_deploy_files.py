@@ -221,8 +221,21 @@ def test_production_stack_values_validate_and_run_the_plans_flags(deploy, qwen_v
         render(from_plan(v3_sglang), "production-stack")
 
 
-def test_llm_d_values_run_the_plans_flags(qwen_vllm):
+def _validate_llm_d(values: dict) -> None:
+    jsonschema.Draft7Validator(_schema("llm-d-modelservice-values.schema.json")).validate(values)
+    for role in ("decode", "prefill"):
+        for container in values[role].get("containers", []):
+            assert container["modelCommand"] in ("vllmServe", "imageDefault", "custom")  # _helpers.tpl's choices
+
+
+def test_llm_d_values_run_the_plans_flags(qwen_vllm, deploy):
     values = yaml.safe_load(render(from_plan(qwen_vllm), "llm-d")["qwen3-32b-llm-d-values.yaml"])
+    _validate_llm_d(values)
+    multi = yaml.safe_load(
+        next(iter(render(from_plan(_plan(deploy, "deepseek-v3", "h100-sxm", "vllm", tp=8, pp=2)), "llm-d").values()))
+    )
+    _validate_llm_d(multi)
+    assert multi["multinode"] is True and multi["decode"]["parallelism"]["workers"] == 2
     decode = values["decode"]
     (container,) = decode["containers"]
     assert container["modelCommand"] == "custom"
@@ -274,6 +287,12 @@ def test_disaggregated_search_point_gives_prefill_and_decode_with_kv_transfer(di
         assert _leader_args(container) == plan_args + transfer + NETWORK
     compose = yaml.safe_load(render(spec, "compose")["compose.yaml"])
     _validate_compose(compose)
+    llm_d = yaml.safe_load(next(iter(render(spec, "llm-d").values())))
+    _validate_llm_d(llm_d)
+    assert llm_d["routing"]["proxy"]["enabled"] is True
+    decode = llm_d["decode"]["containers"][0]["args"]
+    assert decode[decode.index("--port") + 1] == "8200" == str(llm_d["routing"]["proxy"]["targetPort"])
+    assert llm_d["prefill"]["replicas"] == int(found.prefill[i])
 
 
 def test_disaggregated_refusals_name_the_release(disaggregated_point, deploy):
