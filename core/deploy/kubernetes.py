@@ -30,6 +30,7 @@ from core.spec import units
 
 CACHE_PATH, SECRET, SECRET_KEY = "/root/.cache/huggingface", "hf-token", "HF_TOKEN"
 GPU_LABEL = "nvidia.com/gpu.product"
+SHM = "/dev/shm"  # nosec B108: a mount point inside the engine's container
 HEADER = (
     f"# The {GPU_LABEL} value below is this tool's reading of the GPU name: it must match the label GPU feature\n"
     "# discovery writes on your cluster's nodes (kubectl get nodes -L nvidia.com/gpu.product).\n"
@@ -58,7 +59,8 @@ def _container(spec: DeploySpec, w: Workload, leader: bool) -> dict:
         "image": spec.image,
         "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": SECRET, "key": SECRET_KEY}}}],
         "resources": {"requests": dict(gpus), "limits": dict(gpus)},
-        "volumeMounts": [{"name": "model-cache", "mountPath": CACHE_PATH}, {"name": "shm", "mountPath": "/dev/shm"}],
+        # /dev/shm: the container's shared memory, backed by a memory emptyDir (not a temporary file)
+        "volumeMounts": [{"name": "model-cache", "mountPath": CACHE_PATH}, {"name": "shm", "mountPath": SHM}],
     }
     if w.serve.files:
         c["workingDir"] = CONFIG_DIR
