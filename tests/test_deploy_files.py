@@ -330,3 +330,38 @@ def test_a_point_of_the_search_json_gives_the_candidates_files(disaggregated_poi
         (w.role, w.replicas, w.args) for w in direct.workloads
     ]
     assert render(rebuilt, "k8s") == render(direct, "k8s")
+
+
+def _with_release(found, engine: str, version: str | None):
+    release = parse_release(engine, version)
+    shapes = tuple(dataclasses.replace(s, engine=dataclasses.replace(s.engine, release=release)) for s in found.shapes)
+    return dataclasses.replace(found, shapes=shapes)
+
+
+def test_sglang_disaggregated_point_and_multi_node_group(disaggregated_point, deploy):
+    found, i, req = disaggregated_point
+    spec = from_candidate(_with_release(found, "sglang", None), i, req)
+    docs = _k8s(spec)
+    _validate_k8s(docs)
+    for w in spec.workloads:
+        container = _engine_container(next(d for d in docs if d["metadata"]["name"] == f"qwen3-32b-{w.role}"))
+        assert _leader_args(container) == [*w.serve.args, "--disaggregation-mode", w.role, *NETWORK]
+    with pytest.raises(DeployError, match=r"^SGLang 0\.4\.5: --disaggregation-mode is written for SGLang 0\.4\.6 on"):
+        from_candidate(_with_release(found, "sglang", "0.4.5"), i, req)
+    with pytest.raises(DeployError, match=r"disaggregated serving \(trtllm-serve disaggregated\) is not written"):
+        from_candidate(_with_release(found, "trtllm", None), i, req)
+    plan = _plan(deploy, "deepseek-v3", "h100-sxm", "sglang", tp=16)
+    docs = _k8s(from_plan(plan))
+    _validate_k8s(docs)
+    group = docs[1]["spec"]["leaderWorkerTemplate"]
+    leader, worker = (group[k]["spec"]["containers"][0] for k in ("leaderTemplate", "workerTemplate"))
+    _assert_plan_flags(_leader_args(leader), plan, NETWORK)
+    assert leader["args"][-6:] == [
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "0",
+        "--dist-init-addr",
+        "$(LWS_LEADER_ADDRESS):20000",
+    ]
+    assert worker["args"][-4:-2] == ["--node-rank", "$(LWS_WORKER_INDEX)"]
