@@ -127,7 +127,7 @@ def test_deepseek_v3_on_8_h200_sglang(v3_sglang):
     _validate_k8s(docs)
     container = _engine_container(docs[1])
     _assert_plan_flags(_leader_args(container), v3_sglang, NETWORK)
-    assert container["image"].startswith(f"lmsysorg/sglang:v{v3_sglang.deployment.engine.release.number}-cu")
+    assert container["image"] == f"lmsysorg/sglang:v{v3_sglang.deployment.engine.release.number}"  # 0.5 on: plain tag
     assert docs[3]["spec"]["metrics"][0]["pods"]["metric"]["name"] == "sglang:num_queue_reqs"
 
 

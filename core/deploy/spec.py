@@ -8,10 +8,11 @@ Sources, read in each engine's source or docs:
   ``@app.get("/health")``); trtllm-serve ``GET /health`` (tensorrt_llm/serve/openai_server.py,
   ``self.app.add_api_route("/health", self.health, methods=["GET"])``).
 - Images: ``vllm/vllm-openai:v<release>`` (Docker Hub, the vLLM docs' "Using Docker");
-  ``lmsysorg/sglang:v<release>-cu<cuda>`` (e.g. ``lmsysorg/sglang:v0.4.6.post5-cu124`` in
-  sgl-project/sglang#4655, ``v0.5.12-cu130`` in SemiAnalysisAI/InferenceX#1450: CUDA 12.4 before 0.5,
-  13.0 from 0.5.12, 12.6 between); ``nvcr.io/nvidia/tensorrt-llm/release:<release>`` (the TensorRT-LLM
-  quick start guide, nvidia.github.io/TensorRT-LLM/quick-start-guide.html).
+  ``lmsysorg/sglang:v<release>`` from 0.5 (plain tags such as ``v0.5.6.post1``, ``v0.5.12`` and ``v0.5.15``
+  appear in public deployment files; the CUDA-suffixed ones like ``v0.5.12-cu130`` are alternatives), and
+  ``v<release>-cu124`` before 0.5 (``lmsysorg/sglang:v0.4.6.post5-cu124`` in sgl-project/sglang#4655);
+  ``nvcr.io/nvidia/tensorrt-llm/release:<release>`` (the TensorRT-LLM quick start guide,
+  nvidia.github.io/TensorRT-LLM/quick-start-guide.html, e.g. ``release:1.3.0rc5``).
 - Disaggregated prefill/decode: vLLM ``--kv-transfer-config '{"kv_connector":"NixlConnector",
   "kv_role":"kv_both"}'`` (docs/features/nixl_connector_usage.md), NixlConnector released in 0.9.0
   (ai-dynamo/dynamo#1345; upstreamed in vllm-project/vllm#17749 onward); SGLang ``--disaggregation-mode
@@ -90,8 +91,7 @@ class DeploySpec:
 def image(engine: str, version: tuple[int, int, int]) -> str:
     number = ".".join(str(v) for v in version)
     if engine == "sglang":
-        cuda = "cu124" if version < (0, 5, 0) else ("cu130" if version >= (0, 5, 12) else "cu126")
-        return f"lmsysorg/sglang:v{number}-{cuda}"
+        return f"lmsysorg/sglang:v{number}" + ("-cu124" if version < (0, 5, 0) else "")
     if engine == "trtllm":
         return f"nvcr.io/nvidia/tensorrt-llm/release:{number}"
     return f"vllm/vllm-openai:v{number}"
