@@ -3,10 +3,11 @@ release, one workload per role (the replicas, or the prefill and decode instance
 engine arguments, taken from :func:`core.planning.launch.serve_command` (the one place they are made).
 
 Sources, read in each engine's source or docs:
-- Health endpoints: vLLM ``GET /health`` (vllm/entrypoints/openai/api_server.py, ``@router.get("/health")``,
-  200 once the engine is up); SGLang ``GET /health`` (python/sglang/srt/entrypoints/http_server.py,
-  ``@app.get("/health")``); trtllm-serve ``GET /health`` (tensorrt_llm/serve/openai_server.py,
-  ``self.app.add_api_route("/health", self.health, methods=["GET"])``).
+- Health endpoints, all ``GET /health`` (read in each engine's source, 2026-12-04): vLLM
+  vllm/entrypoints/serve/instrumentator/health.py, ``@router.get("/health", response_class=Response)``, 200 or
+  503 once the engine is dead (vllm/entrypoints/openai/api_server.py in older releases); SGLang
+  python/sglang/srt/entrypoints/http_server.py (its native API docs list ``/health`` and ``/health_generate``);
+  trtllm-serve: docs/source/commands/trtllm-serve.rst, "The server also supports ... /health, /metrics".
 - Images: ``vllm/vllm-openai:v<release>`` (Docker Hub, the vLLM docs' "Using Docker");
   ``lmsysorg/sglang:v<release>`` from 0.5 (plain tags such as ``v0.5.6.post1``, ``v0.5.12`` and ``v0.5.15``
   appear in public deployment files; the CUDA-suffixed ones like ``v0.5.12-cu130`` are alternatives), and
