@@ -365,3 +365,18 @@ def test_sglang_disaggregated_point_and_multi_node_group(disaggregated_point, de
         "$(LWS_LEADER_ADDRESS):20000",
     ]
     assert worker["args"][-4:-2] == ["--node-rank", "$(LWS_WORKER_INDEX)"]
+
+
+def test_the_report_section_lists_each_file_its_command_and_the_refusals(v3_sglang):
+    from core.deploy.section import deploy_section
+
+    spec = from_plan(v3_sglang)
+    title, blocks = deploy_section(spec)
+    table = next(b for b in blocks if b.kind == "table")
+    assert title == "Deployment files" and [r[0] for r in table.items] == ["k8s", "compose", "llm-d"]
+    assert ("k8s", "deepseek-v3-k8s.yaml", "kubectl apply -f deepseek-v3-k8s.yaml") in table.items
+    (code,) = (b for b in blocks if b.kind == "code")
+    assert code.items == (" ".join(spec.workloads[0].args),)
+    assert blocks[-1].items == (
+        "production-stack: production-stack runs vLLM only, not sglang; use --target k8s or llm-d",
+    )
