@@ -135,6 +135,7 @@ def cache_size(spec: DeploySpec) -> str:
 
 
 def _claim(spec: DeploySpec) -> dict:
+    """ReadWriteMany, so every replica and node shares one download (needs a storage class that offers it)."""
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -144,6 +145,8 @@ def _claim(spec: DeploySpec) -> dict:
 
 
 def _autoscaler(spec: DeploySpec, w: Workload) -> dict | None:
+    """From the plan's replicas up to twice as many, adding pods while more than 5 requests wait per pod
+    on average: a starting point to tune, not a figure the plan derives. None where no queue gauge is known."""
     metric = QUEUE_METRIC.get(spec.engine)
     if metric is None:
         return None
