@@ -8,6 +8,7 @@ import json
 import pandas as pd
 import streamlit as st
 
+from core.deploy.section import deploy_section
 from core.planning.answer import operating_point, plan_answer, queue_sentence
 from core.planning.cost import cost
 from core.planning.launch import serve_command
@@ -16,6 +17,7 @@ from core.planning.report_csv import csv_report
 from core.planning.report_formats import html_report, markdown_report
 from core.planning.requirement import DEFAULT_TPOT_SLO_S, DEFAULT_TTFT_SLO_S, Requirement
 from core.report.money import with_price
+from core.report.render import to_data
 from core.spec import units
 from core.spec.engine_defaults import sized_max_model_len
 from ui import fmt
@@ -24,6 +26,7 @@ from ui.apply_fix import applied_note, fix_chooser
 from ui.benchcheck import benchmark_section
 from ui.best_deployment import best_deployment_section
 from ui.defaults import show_set
+from ui.deploy_download import deploy_downloads
 from ui.download import download_button
 from ui.energy import plan_energy_line
 from ui.explain import explain_plan
@@ -218,6 +221,7 @@ if command.needs_quantized_checkpoint:
     st.caption(t("plan.quantized_checkpoint", format=dep.weights.label))
 st.markdown(t("plan.expected_log"))
 st.code("\n".join(command.expected_log), language="text")
+deploy_spec = deploy_downloads(plan, dep, req, searched)  # the plan's files as a zip (ui/deploy_download.py)
 bench_doc = benchmark_section(plan)  # the benchmark that checks the plan, its result read back (ui/benchcheck.py)
 
 solvers = solvers_to_dict(
@@ -233,11 +237,23 @@ data = plan_to_dict(
 data = with_price(data, plan_price(dep.gpu), current_rate())  # the price and its source in every file
 # each report is built when its button is clicked (Streamlit calls a data callable then, outside the script thread)
 language = lang()
-extras = [bench_doc] if bench_doc else []  # sections beyond the page's (core.report.blocks)
+
+
+def extras() -> list:
+    """The sections beyond the page's (core.report.blocks), built when a report's button is clicked:
+    the deployment files, then the benchmark that checks them."""
+    files = deploy_section(deploy_spec, language) if deploy_spec else None
+    return [s for s in (files, bench_doc) if s]
+
+
 reports = {
-    "md": ("plan.download_md", lambda: markdown_report(data, plan, bundle.fixes, language, extras), "text/markdown"),
-    "html": ("plan.download_html", lambda: html_report(data, plan, bundle.fixes, language, extras), "text/html"),
-    "json": ("plan.download_json", lambda: json.dumps(data, indent=2, ensure_ascii=False), "application/json"),
+    "md": ("plan.download_md", lambda: markdown_report(data, plan, bundle.fixes, language, extras()), "text/markdown"),
+    "html": ("plan.download_html", lambda: html_report(data, plan, bundle.fixes, language, extras()), "text/html"),
+    "json": (
+        "plan.download_json",
+        lambda: json.dumps(data | {"sections": to_data(extras())}, indent=2, ensure_ascii=False),
+        "application/json",
+    ),
     "csv": ("plan.download_csv", lambda: csv_report(data), "text/csv"),
 }
 for col, (ext, (label, build, mime)) in zip(st.columns(len(reports)), reports.items(), strict=True):

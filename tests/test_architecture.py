@@ -28,6 +28,7 @@ PACKAGES = (
     "benchcheck",
     "energy",
     "cli",
+    "deploy",
 )
 SOURCES = [
     *sorted(p for d in ("core", "ui", "pages", "tests", "bench") for p in (ROOT / d).rglob("*.py")),

@@ -54,3 +54,17 @@ def test_the_plan_documents_carry_energy_and_the_benchmark_that_checks_them(depl
     assert found.commands["vllm"] in md  # whole, in a code block
     # the energy section sits before the benchmark, which the page appends
     assert md.index(message("energy.section_title", "en")) < md.index(message("benchcheck.ui_title", "en"))
+
+
+def test_the_plan_documents_list_the_deployment_files_in_the_readers_language(deploy):
+    from core.deploy.section import deploy_section
+    from core.deploy.spec import from_plan
+
+    plan = check(deploy(model="qwen3-32b", gpu="h100-sxm", tp=2), CHAT)
+    data = plan_to_dict(plan, [], serve_command(plan), None, "zh")
+    spec = from_plan(plan)
+    md = markdown_report(data, plan, [], "zh", [deploy_section(spec, "zh")])
+    assert f"## {message('deploy.title', 'zh')}" in md
+    assert "kubectl apply -f" in md and message("deploy.section_apply", "zh") in md
+    assert " ".join(spec.workloads[0].args) in md  # the engine's arguments, the plan's own
+    assert serve_command(plan).args[0] in spec.workloads[0].args

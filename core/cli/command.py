@@ -23,6 +23,7 @@ from core.cli.args import (
 )
 from core.cli.benchcheck import add_benchmark_arguments, run_benchmark, run_readback
 from core.cli.check import add_requirement_arguments, run_check
+from core.cli.deploy import add_deploy_parser, run_deploy
 from core.cli.search import add_search_arguments, run_search
 from core.cli.simulate import add_simulate_arguments, run_simulate
 from core.cli.validate import add_validate_arguments, run_validate
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="predicted against measured over the public validation set")
     add_validate_arguments(val)
     add_benchmark_arguments(sub)  # benchmark, readback
+    add_deploy_parser(sub)
     return parser
 
 
@@ -139,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "validate": run_validate,
             "benchmark": run_benchmark,
             "readback": run_readback,
+            "deploy": run_deploy,
         }
         output = commands[args.command](args)
     except (UsageError, CatalogError, ValueError, OSError) as err:  # OSError: a file the system would not give

@@ -41,6 +41,10 @@ class ServeCommand:
     needs_quantized_checkpoint: bool
     notes: tuple[str, ...] = ()
     """What the command cannot express for this layout or release (none for most plans)."""
+    args: tuple[str, ...] = ()
+    """The engine's argument list (``command`` without its shell prefix): what deployment files run."""
+    files: tuple[tuple[str, str], ...] = ()
+    """Files the arguments name, as (file name, text), created in the working directory."""
 
 
 def serve_command(plan: Plan) -> ServeCommand:
@@ -86,6 +90,7 @@ def _sglang_command(plan: Plan) -> ServeCommand:
         args += ["--quantization", ONLINE_QUANTIZATION[dep.weights.name]]
     return ServeCommand(
         command=shlex.join(args),
+        args=tuple(args),
         expected_log=(f"KV Cache is allocated. #tokens: {est.kv.capacity_tokens}",),
         needs_quantized_checkpoint=not native and dep.weights.name in CHECKPOINT_FORMATS,
         notes=tuple(notes),
@@ -94,13 +99,14 @@ def _sglang_command(plan: Plan) -> ServeCommand:
 
 def _trtllm_command(plan: Plan) -> ServeCommand:
     dep, est = plan.deployment, plan.estimate
-    par, notes, prefix = dep.parallel, [], ""
+    par, notes, prefix, files = dep.parallel, [], "", ()
     args = ["trtllm-serve", dep.model.hf_id or dep.model.id, "--tp_size", str(par.tp * par.dp)]
     if par.pp > 1:
         args += ["--pp_size", str(par.pp)]
     if par.dp > 1:
         args += ["--ep_size", str(par.expert_parallel), "--extra_llm_api_options", TRTLLM_ATTENTION_DP_FILE]
         prefix = f"printf 'enable_attention_dp: true\\n' > {TRTLLM_ATTENTION_DP_FILE} && "
+        files = ((TRTLLM_ATTENTION_DP_FILE, "enable_attention_dp: true\n"),)
         if par.tp > 1:
             notes.append(
                 f"TensorRT-LLM's attention DP runs tp 1 per rank: this plan's tp {par.tp} per rank is not its layout"
@@ -112,6 +118,8 @@ def _trtllm_command(plan: Plan) -> ServeCommand:
     native = dep.weights.name == dep.model.native_dtype
     return ServeCommand(
         command=prefix + shlex.join(args),
+        args=tuple(args),
+        files=files,
         notes=tuple(notes),
         expected_log=(
             f"[MemUsageChange] Allocated {est.memory.kv_budget / units.GiB:.2f} GiB for max tokens in paged KV "
@@ -155,6 +163,7 @@ def _vllm_command(plan: Plan) -> ServeCommand:
     )
     return ServeCommand(
         command=shlex.join(args),
+        args=tuple(args),
         expected_log=expected,
         needs_quantized_checkpoint=not native and dep.weights.name in CHECKPOINT_FORMATS,
         notes=tuple(notes),
