@@ -212,7 +212,7 @@ if money is not None:
         st.warning(t("plan.cost_not_achievable_short", share=f"{money.delivered_share:.0%}"))
 energy = plan_energy_line(plan.estimate)  # power, J per token, the electricity bill (ui/energy.py)
 
-searched = best_deployment_section(dep, req)
+searched = best_deployment_section(dep, req, energy)  # each point's energy at the page's price and PUE
 
 st.subheader(t("plan.command"))
 command = serve_command(plan)

@@ -9,7 +9,6 @@ SLOs, the filters or the sidebar again (:func:`ui.search_filters.pinned`)."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import threading
 from collections import OrderedDict
@@ -17,9 +16,10 @@ from collections import OrderedDict
 import pandas as pd
 import streamlit as st
 
-from core.planning.pareto import SIGNIFICANT, search_to_dict
+from core.energy.power import EnergyInputs
+from core.planning.pareto import OBJECTIVES, SIGNIFICANT, search_to_dict
 from core.planning.requirement import Requirement
-from core.planning.search import MODES, SearchSpace, search
+from core.planning.search import MODES, Candidates, SearchSpace, search
 from core.spec.catalog import load_catalog
 from core.spec.deployment import Deployment
 from ui.engine_inputs import AUTO, BATCH_TOKENS
@@ -33,26 +33,30 @@ COLORS = {"aggregated": "#2563eb", "disaggregated": "#d97706"}
 
 SEARCHES = 16
 """Searches kept per server process, the most recently used."""
-_searched: OrderedDict[tuple[Deployment, Requirement, SearchSpace], dict] = OrderedDict()
+_searched: OrderedDict[tuple[Deployment, Requirement, SearchSpace], Candidates] = OrderedDict()
 _searched_lock = threading.Lock()
 
 
-def _search(dep: Deployment, req: Requirement, space: SearchSpace, progress) -> dict:
-    """The search's front as a dict, kept per process. Not ``st.cache_data``: a cached function
-    replays the elements it drew, and the progress bar it moves lives outside it, so every later
-    session that met the cached search got Streamlit's CacheReplayClosureError instead of the
-    result (tests/test_search.py runs it twice)."""
+def _search(
+    dep: Deployment, req: Requirement, space: SearchSpace, progress, objective: str, energy: EnergyInputs | None
+) -> dict:
+    """The search's front as a dict for ``objective`` at ``energy``'s electricity price; the candidates
+    are kept per process, so choosing another objective or price re-ranks them without searching again.
+    Not ``st.cache_data``: a cached function replays the elements it drew, and the progress bar it moves
+    lives outside it, so every later session that met the cached search got Streamlit's
+    CacheReplayClosureError instead of the result (tests/test_search.py runs it twice)."""
     key = (dep, req, space)
     with _searched_lock:
-        if key in _searched:
+        found = _searched.get(key)
+        if found is not None:
             _searched.move_to_end(key)
-            return copy.deepcopy(_searched[key])  # each session its own, as st.cache_data gave
-    found = search_to_dict(search(load_catalog(), dep, req, space, progress=progress), space.modes)
-    with _searched_lock:
-        _searched[key] = found
-        while len(_searched) > SEARCHES:
-            _searched.popitem(last=False)
-    return copy.deepcopy(found)
+    if found is None:
+        found = search(load_catalog(), dep, req, space, progress=progress)
+        with _searched_lock:
+            _searched[key] = found
+            while len(_searched) > SEARCHES:
+                _searched.popitem(last=False)
+    return search_to_dict(found, space.modes, objective, energy)  # a new dict: each session its own
 
 
 def _layout(p: dict) -> str:
@@ -172,9 +176,9 @@ def _load_point(chart_key: str, points: list[dict]) -> None:
         st.session_state[PIN] = {**shown, "point": p, "dep": None}
 
 
-def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
+def best_deployment_section(dep: Deployment, req: Requirement, energy: EnergyInputs | None = None) -> dict | None:
     """The section; returns the search's JSON (:func:`core.planning.pareto.search_to_dict`) when it
-    ran, for the page's reports."""
+    ran, for the page's reports. ``energy``: the page's electricity price and PUE (each point's bill)."""
     st.subheader(t("search.title"))
     st.caption(t("search.caption"))
     gpus = {g.id: g.name for g in load_catalog().gpus}
@@ -184,6 +188,17 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
         unpin()
         return None
     space = filters(gpus)
+    objective = (
+        st.segmented_control(
+            t("search.objective"),
+            OBJECTIVES,
+            default=OBJECTIVES[0],
+            format_func=lambda o: t(f"search.objective_{o.replace('-', '_')}"),
+            key="search_objective",
+            help=t("search.objective_help"),
+        )
+        or OBJECTIVES[0]
+    )
     req = dataclasses.replace(req, replicas=1)  # the search counts replicas itself
     if pin := pinned(dep, req, space):
         data, chosen = pin["data"], pin["point"]
@@ -191,7 +206,8 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
         st.button(t("search.again"), key="search_again", on_click=unpin)
     else:
         bar = st.progress(0.0, text=t("search.progress"))
-        data, chosen = _search(dep, req, space, lambda share: bar.progress(share, text=t("search.progress"))), None
+        moved = lambda share: bar.progress(share, text=t("search.progress"))  # noqa: E731
+        data, chosen = _search(dep, req, space, moved, objective, energy), None
         bar.progress(1.0, text=t("search.done", candidates=f"{data['candidates_evaluated']:,}"))
     st.session_state[FRONT] = {"req": req, "space": space, "data": data}
     st.markdown(
@@ -207,13 +223,16 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
         st.warning(t("search.none_meets"))
     else:
         price = gpu_price_cell(best["gpu"], best["cost_per_hour"], best["num_gpus"])  # with its source (ui.money)
+        by_energy = data.get("objective") == "tokens-per-joule"
+        per_joule = "—" if best["tokens_per_joule"] is None else f"{best['tokens_per_joule']:,.3g}"
         st.success(
             t(
-                "search.best_line",
+                "search.best_line_energy" if by_energy else "search.best_line",
                 deployment=_label(best, gpus),
                 price=price,
                 ttft=f"{best['ttft_ms']:,.0f}",
                 tpot=f"{best['tpot_ms']:,.1f}",
+                **({"per_joule": per_joule} if by_energy else {}),
             )
         )
         if best["weight_dtype"] != dep.model.native_dtype or best["kv_dtype"] == "fp8":
@@ -243,6 +262,9 @@ def best_deployment_section(dep: Deployment, req: Requirement) -> dict | None:
             ],
             "TTFT [ms]": [f"{p['ttft_ms']:,.0f}" for p in cost_points],
             "TPOT [ms]": [f"{p['tpot_ms']:,.1f}" for p in cost_points],
+            t("search.tokens_per_joule"): [
+                "—" if p["tokens_per_joule"] is None else f"{p['tokens_per_joule']:,.3g}" for p in cost_points
+            ],
             t("search.meets"): [t("status.ok") if p["meets_slo"] else t("status.failed") for p in cost_points],
         }
     )
