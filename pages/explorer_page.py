@@ -42,7 +42,7 @@ mem, kv, lat, tput = result.memory, result.kv, result.latency, result.throughput
 suggestions = [] if result.fits and result.engine_starts else fit_suggestions(dep, work, result)
 show_answer(  # the answer first: verdict, what binds, the cheapest fix and its price, the figures to quote
     st.container(),
-    estimate_answer(result, suggestions, lang()),
+    estimate_answer(result, suggestions, lang(), current_rate()),
     "ok" if result.fits and result.engine_starts else "failed",
     "explorer_answer",
 )

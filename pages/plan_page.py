@@ -123,7 +123,7 @@ if max_model_len_is_auto():  # the same rule as check: sized to the P95 request
 bundle = plan_bundle(dep, req)
 plan = bundle.plan
 status = {"feasible": "ok", "marginal": "marginal", "not_feasible": "failed"}[plan.verdict]
-show_answer(answer_box, plan_answer(plan, bundle.fixes, lang()), status, "plan_answer")
+show_answer(answer_box, plan_answer(plan, bundle.fixes, lang(), current_rate()), status, "plan_answer")
 with answer_box:
     applied_note(plan)
 st.markdown(t("plan.in_flight_line", in_flight=f"{plan.in_flight:,.1f}", worst=plan.worst_case_in_flight))
@@ -232,7 +232,16 @@ solvers = solvers_to_dict(
     {o.gpu_id: o.gpu_name for o in bundle.gpu_options},
 )
 data = plan_to_dict(
-    plan, bundle.fixes, command, money, lang(), solvers=solvers, link=view_link(), search=searched, energy=energy
+    plan,
+    bundle.fixes,
+    command,
+    money,
+    lang(),
+    solvers=solvers,
+    link=view_link(),
+    search=searched,
+    energy=energy,
+    rate=current_rate(),
 )
 data = with_price(data, plan_price(dep.gpu), current_rate())  # the price and its source in every file
 # each report is built when its button is clicked (Streamlit calls a data callable then, outside the script thread)

@@ -68,3 +68,35 @@ def test_the_plan_documents_list_the_deployment_files_in_the_readers_language(de
     assert "kubectl apply -f" in md and message("deploy.section_apply", "zh") in md
     assert " ".join(spec.workloads[0].args) in md  # the engine's arguments, the plan's own
     assert serve_command(plan).args[0] in spec.workloads[0].args
+
+
+
+def test_the_answers_quote_prices_in_cny_in_chinese_at_the_rate_and_usd_in_english(deploy, catalog):
+    """The first line of Plan and of the Explorer names the cheapest fix's price: in Chinese CNY at the
+    user's rate with the USD beside it, as every table and file does (issue 31, item 5)."""
+    from core.estimate.advice import fit_suggestions
+    from core.estimate.answer import estimate_answer, price_per_hour
+    from core.planning.answer import plan_answer
+    from core.planning.fixes import fixes as find_fixes
+    from core.report.money import Rate
+
+    rate = Rate(7.5, entered=True)
+    fifty = Requirement(
+        load="users", users=50, think_time_s=30.0, prompt_len=1500, answer_len=300, ttft_slo_s=1.0, tpot_slo_s=0.05
+    )
+    dep = deploy(gpu="a10", max_model_len=8192)
+    plan = check(dep, fifty)  # fifty chat users need two A10s (tests/test_search.py)
+    found = find_fixes(catalog, dep, fifty)
+    best = next(f for f in found if f.plan.verdict == "feasible")
+    assert plan.verdict != "feasible" and best.cost_per_hour is not None
+    usd = f"{best.cost_per_hour:,.2f}"
+    assert f"(${usd}/h)" in plan_answer(plan, found, "zh", rate)
+    assert f"¥{best.cost_per_hour * 7.5:,.2f}/小时" in plan_answer(plan, found, "zh", rate)
+    assert f"${usd}/h" in plan_answer(plan, found, "en") and "¥" not in plan_answer(plan, found, "en")
+    e = estimate(deploy(model="qwen3-14b", gpu="a10", max_model_len=4096), DEFAULT_WORK)  # no room for KV
+    suggestions = fit_suggestions(e.deployment, e.workload, e)
+    assert not e.fits and suggestions
+    en, zh = estimate_answer(e, suggestions, "en"), estimate_answer(e, suggestions, "zh", rate)
+    shown = [price_per_hour(s.result) for s in suggestions if f"${(price_per_hour(s.result) or 0):,.2f}/h" in en]
+    assert shown, en  # the English answer names a fix's price in USD
+    assert f"¥{shown[0] * 7.5:,.2f}/小时 (${shown[0]:,.2f}/h)" in zh

@@ -24,6 +24,7 @@ from core.spec.support import kv_for
 from ui import defaults, fmt
 from ui.engine_inputs import AUTO, MAX_SEQS
 from ui.i18n import lang, notice_text, t
+from ui.money import current_rate
 
 APPLIED = "_plan_fix_applied"
 """Session key: (the fix's words, the plan's numbers before it) until dismissed."""
@@ -112,7 +113,7 @@ def numbers(plan: Plan) -> dict[str, str]:
         "ttft": "∞" if plan.unbounded or not state.stable else fmt.duration(quoted_ttft_s(plan)),
         "tpot": "∞" if plan.unbounded or not state.stable else fmt.duration(float(state.tpot_s)),
         "rate": fmt.rate(plan.output_tokens_per_s),
-        "price": price_text(per_hour, lang()),
+        "price": price_text(per_hour, lang(), current_rate()),
     }
 
 
@@ -130,7 +131,7 @@ def _table(before: dict[str, str], after: dict[str, str]) -> pd.DataFrame:
 def fix_chooser(plan: Plan, fixes: list[Fix]) -> None:
     """Under the fixes table: any fix (the first, cheapest working one, unless another is picked)
     with the plan before and after it, and a button that applies it."""
-    labels = [f"{notice_text(f.lever)} · {price_text(f.cost_per_hour, lang())}" for f in fixes]
+    labels = [f"{notice_text(f.lever)} · {price_text(f.cost_per_hour, lang(), current_rate())}" for f in fixes]
     if st.session_state.get("plan_fix_pick") not in labels:  # a new list of fixes: its first
         st.session_state.pop("plan_fix_pick", None)
     picked = st.selectbox(t("apply.pick"), labels, key="plan_fix_pick")

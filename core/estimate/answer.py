@@ -12,6 +12,7 @@ from __future__ import annotations
 from core.estimate.advice import Suggestion
 from core.estimate.result import Estimate
 from core.messages import duration, message
+from core.report.money import Rate, money
 
 CHANGES_THE_REQUEST = frozenset({"suggest_batch", "suggest_max_model_len"})
 """Suggestions that run fewer or shorter requests than asked: listed after those that serve them."""
@@ -61,8 +62,9 @@ def steady_sentence(e: Estimate, lang: str = "en") -> str:
     )
 
 
-def estimate_answer(e: Estimate, suggestions: list[Suggestion], lang: str = "en") -> str:
-    """Verdict, what binds, the cheapest fix with its price, then the figures to quote."""
+def estimate_answer(e: Estimate, suggestions: list[Suggestion], lang: str = "en", rate: Rate | None = None) -> str:
+    """Verdict, what binds, the cheapest fix with its price (in Chinese CNY at ``rate`` first), then the
+    figures to quote."""
     dep, work, kv = e.deployment, e.workload, e.kv
     gpus = f"{dep.parallel.num_gpus} × {dep.gpu.name}"
     common = {
@@ -91,7 +93,7 @@ def estimate_answer(e: Estimate, suggestions: list[Suggestion], lang: str = "en"
                     "answer.fix",
                     lang,
                     fix=best.notice.text(lang),
-                    price=message("answer.no_price", lang) if price is None else f"${price:,.2f}/h",
+                    price=message("answer.no_price", lang) if price is None else money(price, lang, rate),
                     fit=f"{best.result.kv.max_concurrency_at_request_len:,}",
                 )
             )

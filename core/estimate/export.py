@@ -135,7 +135,7 @@ def export_document(
         ranges=ranges,
         suggestions=tuple(suggested),
         sections=export_sections(e, data, ranges, suggested, lang),
-        answer=estimate_answer(e, suggestions, lang),
+        answer=estimate_answer(e, suggestions, lang, rate),
         price=price or catalog_price(e.deployment.gpu),
         rate=rate or default_rate(),
         extra_sections=tuple(extra_sections),

@@ -10,6 +10,7 @@ from typing import Any
 from core.messages import duration, message, rate
 from core.planning.check import Plan
 from core.planning.fixes import Fix
+from core.report.money import Rate, money
 
 
 def verdict_sentence(plan: Plan, lang: str = "en") -> str:
@@ -27,10 +28,11 @@ def verdict_sentence(plan: Plan, lang: str = "en") -> str:
     return sentence + message("plan.also_failing", lang, checks=listed)
 
 
-def plan_answer(plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
+def plan_answer(plan: Plan, fixes: list[Fix], lang: str = "en", rate: Rate | None = None) -> str:
     """The Plan's answer in one sentence, first on the page, in the reports and the CLI: the
     verdict and what binds, the cheapest fix that works (with its price; a cheaper one that changes
-    the answers named after it), and the figures to quote."""
+    the answers named after it), and the figures to quote; prices in Chinese in CNY at ``rate`` (the
+    reference rate unless given)."""
     parts = [verdict_sentence(plan, lang)]
     if plan.verdict != "feasible":
         working = [f for f in fixes if f.plan.verdict == "feasible"]
@@ -38,7 +40,7 @@ def plan_answer(plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
             parts.append(message("answer.plan_no_fix", lang))
         else:
             best = working[0]  # fixes are ranked: same model and quality first, then cheapest
-            parts.append(message("answer.plan_fix", lang, fix=_fix_words(best, lang)))
+            parts.append(message("answer.plan_fix", lang, fix=_fix_words(best, lang, rate)))
             cheaper = [
                 f
                 for f in working
@@ -48,15 +50,15 @@ def plan_answer(plan: Plan, fixes: list[Fix], lang: str = "en") -> str:
             ]
             if best.keeps_quality and cheaper:
                 cheapest = min(cheaper, key=lambda f: f.cost_per_hour)
-                parts.append(message("answer.plan_cheaper", lang, fix=_fix_words(cheapest, lang)))
+                parts.append(message("answer.plan_cheaper", lang, fix=_fix_words(cheapest, lang, rate)))
     parts.append(operating_point(plan, lang))
     return " ".join(parts)
 
 
-def _fix_words(fix: Fix, lang: str) -> str:
+def _fix_words(fix: Fix, lang: str, rate: Rate | None = None) -> str:
     """ "NVIDIA A100 PCIe 80GB (1 GPU, $1.79/h)"."""
     gpus = message("answer.gpu_count_one" if fix.num_gpus == 1 else "answer.gpu_count_many", lang, count=fix.num_gpus)
-    return f"{fix.lever.text(lang)} ({gpus}, {price_text(fix.cost_per_hour, lang)})"
+    return f"{fix.lever.text(lang)} ({gpus}, {price_text(fix.cost_per_hour, lang, rate)})"
 
 
 def quoted_ttft_s(plan: Plan) -> float:
@@ -121,6 +123,7 @@ def percent_text(ratio: float) -> str:
     return "∞" if ratio == float("inf") else f"{ratio:.0%}"
 
 
-def price_text(cost_per_hour: float | None, lang: str = "en") -> str:
-    """ "$12.34/h", or "no catalog price" where the GPU has none (enter one to rank it by cost)."""
-    return message("plan.no_catalog_price", lang) if cost_per_hour is None else f"${cost_per_hour:,.2f}/h"
+def price_text(cost_per_hour: float | None, lang: str = "en", rate: Rate | None = None) -> str:
+    """ "$12.34/h" (in Chinese CNY at ``rate`` first, :func:`core.report.money.money`), or "no catalog price"
+    where the GPU has none (enter one to rank it by cost)."""
+    return message("plan.no_catalog_price", lang) if cost_per_hour is None else money(cost_per_hour, lang, rate)

@@ -26,6 +26,7 @@ from core.planning.fixes import Fix
 from core.planning.launch import ServeCommand
 from core.planning.requirement import Requirement
 from core.planning.solve import GpuOption, Sizing
+from core.report.money import Rate
 from core.spec import units
 
 
@@ -143,6 +144,7 @@ def plan_to_dict(
     link: str | None = None,
     search: dict[str, Any] | None = None,
     energy: EnergyInputs | None = None,
+    rate: Rate | None = None,
 ) -> dict[str, Any]:
     """The public JSON shape of ``python -m core check --json`` and of the Plan page's reports (README):
     the numbers, the inputs as keys and in words, the date, the tool version and the restoring link."""
@@ -151,7 +153,7 @@ def plan_to_dict(
         "report": provenance(link),
         **_plan_numbers(plan),
         "summary": verdict_sentence(plan, lang),
-        "answer": plan_answer(plan, fixes, lang),
+        "answer": plan_answer(plan, fixes, lang, rate),  # prices in CNY at ``rate`` in Chinese
         "inputs": [
             {"label": label, "value": value}
             for label, value in deployment_inputs(dep, lang) + requirement_inputs(req, lang)
