@@ -36,6 +36,7 @@ lora moe mla gqa mqa mha mtp eagle ngram n-gram draft speculative all-reduce all
 mamba mamba2 deltanet gated linear_attention sliding window kernel tensor core cores
 nvlink pcie sxm hbm gddr sram cuda nccl infiniband rdma
 vllm sglang tensorrt-llm trtllm trt-llm vllm-project
+kubernetes docker compose helm chart llm-d
 awq gptq mxfp nvfp w4a16 w8a8 int bf fp auto
 hugging face hub config json csv html markdown api little pareto vs
 prompt query block rank softmax top-k id min max
@@ -46,7 +47,8 @@ llm inference tradeoff explorer
 """
 ALLOWED = set(ALLOWED_WORDS.split())
 """Words allowed anywhere, by line: units; terms Chinese engineers write as they are (prefill, batch,
-KV cache, prompt, query, rank, Pareto, vs...); kernels, links, engines and formats; file formats and
+KV cache, prompt, query, rank, Pareto, vs...); kernels, links, engines and formats; the deployment tools
+deployment files are named for (Kubernetes, Docker Compose, a Helm chart, llm-d); file formats and
 Little's law; names of links, kernels and cited authors; metric and layout abbreviations; the
 product's own name ("explorer" only there: "Explorer 会..." naming the page is caught through
 :data:`PAGE_NAMES`)."""
