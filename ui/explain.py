@@ -66,6 +66,11 @@ TEX_WORDS = {  # words inside the formulas' \text{}: core writes them in English
     "ms of all-reduces and sends": "tex_allreduce_sends",  # data/messages/step30.toml
     "ms gathering the logits: sequences": "tex_logits_gather",
     "per step": "tex_per_step",
+    "kWh per 1M": "tex_kwh_per_million",  # data/messages/energy.toml
+    "USD per 1M": "tex_usd_per_million",
+    "tokens/J": "tex_tokens_per_joule",
+    "GPU price": "tex_gpu_price",
+    "price": "tex_electricity_price",
 }
 
 

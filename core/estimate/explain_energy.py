@@ -60,8 +60,8 @@ def tokens_per_joule(en: Energy) -> Explanation:
 def kwh_per_million(en: Energy) -> Explanation:
     return Explanation(
         "energy_kwh_per_million",
-        r"\text{kWh per 1M} = J_{tok} \times PUE \times 10^6 / 3.6 \times 10^6",
-        rf"{num(en.j_per_token)} \times {en.inputs.pue:g} \times 10^6 / 3.6 \times 10^6"
+        r"\text{kWh per 1M} = \frac{J_{tok} \times PUE \times 10^6}{3.6 \times 10^6}",
+        rf"\frac{{{num(en.j_per_token)} \times {en.inputs.pue:g} \times 10^6}}{{3.6 \times 10^6}}"
         rf" = {num(en.kwh_per_m_tokens)}\ \text{{kWh}}",
         en.kwh_per_m_tokens,
         "kWh",
