@@ -70,7 +70,6 @@ def test_the_plan_documents_list_the_deployment_files_in_the_readers_language(de
     assert serve_command(plan).args[0] in spec.workloads[0].args
 
 
-
 def test_the_answers_quote_prices_in_cny_in_chinese_at_the_rate_and_usd_in_english(deploy, catalog):
     """The first line of Plan and of the Explorer names the cheapest fix's price: in Chinese CNY at the
     user's rate with the USD beside it, as every table and file does (issue 31, item 5)."""
