@@ -29,6 +29,7 @@ PACKAGES = (
     "energy",
     "cli",
     "deploy",
+    "classroom",
 )
 SOURCES = [
     *sorted(p for d in ("core", "ui", "pages", "tests", "bench") for p in (ROOT / d).rglob("*.py")),

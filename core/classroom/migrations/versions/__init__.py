@@ -1,0 +1,1 @@
+"""The migration scripts, oldest first by revision chain."""

@@ -1,0 +1,105 @@
+"""The values the class store hands the Workshop page, and its small helpers (hashing, text checks, CSV cells).
+
+The teacher key is hashed with scrypt (N=2^14, r=8, p=1) and a per-class 16-byte salt; ``same_key`` compares with
+``hmac.compare_digest``. Times are stored as naive UTC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+
+from core.classroom.engine import ClassroomError
+from core.classroom.schema import Answer, Classroom, Student
+
+SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
+RETENTION_DAYS = (1, 365)
+TOP_WRONG = 3
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@dataclass(frozen=True)
+class NewClass:
+    class_id: str
+    join_code: str
+    teacher_key: str = field(repr=False)  # shown to the teacher once; only its hash is stored
+
+
+@dataclass(frozen=True)
+class Joined:
+    class_id: str
+    student_id: str
+    nickname: str
+
+
+@dataclass(frozen=True)
+class ClassState:
+    language: str
+    current_exercise: str | None
+    revealed: tuple[str, ...]
+    timer_started_at: datetime | None
+    timer_seconds: int | None
+
+
+@dataclass(frozen=True)
+class ExerciseCounts:
+    """Students who have not answered, answered (not all right yet) and answered every box right (disjoint)."""
+
+    exercise_id: str
+    not_started: int
+    answered: int
+    correct: int
+    wrong: tuple[tuple[str, str, str | None, int], ...]  # (box, value as typed, slip, students), most first
+
+
+@dataclass(frozen=True)
+class Progress:
+    students: int
+    exercises: tuple[ExerciseCounts, ...]
+
+
+def utc(now: datetime | None) -> datetime:
+    now = now or datetime.now(UTC)
+    return now.astimezone(UTC).replace(tzinfo=None) if now.tzinfo else now
+
+
+def key_hash(key: str, salt: bytes) -> str:
+    return hashlib.scrypt(key.encode(), salt=salt, maxmem=64 * 2**20, **SCRYPT).hex()
+
+
+def checked_text(op: str, field: str, value: str, limit: int) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise ClassroomError(f"{op}: {field} must be 1 to {limit} characters")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ClassroomError(f"{op}: {field} must not contain control characters")
+    return value
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell a spreadsheet will not run as a formula."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        try:
+            float(value)
+        except ValueError:
+            return "'" + value
+    return value
+
+
+def delete_classes(session: Session, ids: list[str]) -> None:
+    if ids:
+        session.execute(delete(Answer).where(Answer.class_id.in_(ids)))
+        session.execute(delete(Student).where(Student.class_id.in_(ids)))
+        session.execute(delete(Classroom).where(Classroom.id.in_(ids)))
+
+
+def same_key(given: str, salt_hex: str, expected_hex: str) -> bool:
+    return hmac.compare_digest(key_hash(given, bytes.fromhex(salt_hex)), expected_hex)
+
+
+class Conflict(ClassroomError):
+    """A unique constraint refused the write (a taken nickname, a resubmitted answer)."""

@@ -1,0 +1,279 @@
+"""The calls the Workshop page makes on the class database; every one is scoped by class id.
+
+Students: ``join`` with the join code and a nickname, ``submit_answer`` (idempotent on the client's key), ``state``
+(current exercise, revealed exercises, timer). The teacher, with the key shown once by ``create_class``:
+``progress``, ``set_exercise``, ``reveal``, ``start_timer``, ``export_csv``, ``delete_class``. ``purge_expired``
+deletes the classes past their retention. A wrong key, an unknown class and a failed database call all raise
+``ClassroomError`` with one line naming the operation and no data. The teacher key is kept as a salted scrypt hash
+and compared with ``hmac.compare_digest``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.classroom.engine import ClassroomError, backend_name, make_engine, upgrade
+from core.classroom.records import (
+    RETENTION_DAYS,
+    TOP_WRONG,
+    ClassState,
+    Conflict,
+    ExerciseCounts,
+    Joined,
+    NewClass,
+    Progress,
+    checked_text,
+    csv_cell,
+    delete_classes,
+    key_hash,
+    same_key,
+    utc,
+)
+from core.classroom.schema import KEY_MAX, NICKNAME_MAX, VALUE_MAX, Answer, Classroom, Student
+
+_NO_SALT = "00" * 16
+_NO_HASH = key_hash("", bytes(16))
+
+
+class ClassStore:
+    """The class database behind one engine; its repr names only the backend."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    def __repr__(self) -> str:
+        return f"ClassStore({backend_name(self._engine)})"
+
+    @property
+    def backend(self) -> str:
+        return backend_name(self._engine)
+
+    @contextmanager
+    def _session(self, op: str) -> Iterator[Session]:
+        try:
+            with self._sessions.begin() as session:
+                yield session
+        except IntegrityError:
+            raise Conflict(f"{op}: a unique value is already taken") from None
+        except SQLAlchemyError as exc:
+            raise ClassroomError(f"{op}: the class database call failed ({type(exc).__name__})") from None
+
+    def _teacher(self, session: Session, op: str, class_id: str, teacher_key: str) -> Classroom:
+        room = session.get(Classroom, class_id) if isinstance(class_id, str) else None
+        given = teacher_key if isinstance(teacher_key, str) else ""
+        salt, expected = (room.key_salt, room.key_hash) if room else (_NO_SALT, _NO_HASH)  # same work either way
+        if not same_key(given, salt, expected) or room is None:
+            raise ClassroomError(f"{op}: wrong teacher key or no such class")
+        return room
+
+    # -- the teacher's calls -------------------------------------------------------------------------------------
+    def create_class(self, language: str = "en", retention_days: int = 30, now: datetime | None = None) -> NewClass:
+        if language not in ("en", "zh"):
+            raise ClassroomError(f"create class: language must be en or zh, not {language!r}")
+        lo, hi = RETENTION_DAYS
+        if not isinstance(retention_days, int) or not lo <= retention_days <= hi:
+            raise ClassroomError(f"create class: retention_days must be a whole number from {lo} to {hi}")
+        key, salt, at = secrets.token_urlsafe(24), secrets.token_bytes(16), utc(now)
+        room = Classroom(
+            id=secrets.token_urlsafe(16),
+            join_code=secrets.token_urlsafe(12),
+            key_salt=salt.hex(),
+            key_hash=key_hash(key, salt),
+            language=language,
+            created_at=at,
+            retention_days=retention_days,
+            expires_at=at + timedelta(days=retention_days),
+            revealed=[],
+        )
+        with self._session("create class") as session:
+            session.add(room)
+        return NewClass(room.id, room.join_code, key)
+
+    def progress(self, class_id: str, teacher_key: str, exercises: Mapping[str, Sequence[str]]) -> Progress:
+        """Per exercise (its boxes listed), the counts; a student is correct when each box's latest answer is."""
+        with self._session("progress") as session:
+            self._teacher(session, "progress", class_id, teacher_key)
+            students = session.scalars(select(Student.id).where(Student.class_id == class_id)).all()
+            rows = session.execute(
+                select(
+                    Answer.student_id, Answer.exercise_id, Answer.box, Answer.value_text, Answer.correct, Answer.slip
+                )
+                .where(Answer.class_id == class_id, Answer.exercise_id.in_(list(exercises)))
+                .order_by(Answer.id)
+            ).all()
+        latest: dict[str, dict[str, dict[str, bool]]] = {e: {} for e in exercises}
+        wrong: dict[str, dict[tuple[str, str, str | None], set[str]]] = {e: {} for e in exercises}
+        for student, ex, box, typed, ok, slip in rows:
+            latest[ex].setdefault(student, {})[box] = bool(ok)
+            if not ok:
+                wrong[ex].setdefault((box, typed.strip(), slip), set()).add(student)
+        counts = []
+        for ex, boxes in exercises.items():
+            done = sum(
+                1 for marks in latest[ex].values() if all(marks.get(b, False) for b in (boxes or marks)) and marks
+            )
+            seen = len(latest[ex])
+            top = sorted(((k, len(v)) for k, v in wrong[ex].items()), key=lambda kv: (-kv[1], kv[0][0], kv[0][1]))
+            counts.append(
+                ExerciseCounts(ex, len(students) - seen, seen - done, done, tuple((*k, n) for k, n in top[:TOP_WRONG]))
+            )
+        return Progress(len(students), tuple(counts))
+
+    def _steer(self, op: str, class_id: str, teacher_key: str, **changes: object) -> None:
+        with self._session(op) as session:
+            room = self._teacher(session, op, class_id, teacher_key)
+            for name, value in changes.items():
+                setattr(room, name, value)
+
+    def set_exercise(self, class_id: str, teacher_key: str, exercise_id: str) -> None:
+        """Move everyone to ``exercise_id``."""
+        self._steer(
+            "set exercise",
+            class_id,
+            teacher_key,
+            current_exercise=checked_text("set exercise", "exercise", exercise_id, KEY_MAX),
+        )
+
+    def reveal(self, class_id: str, teacher_key: str, exercise_id: str) -> None:
+        checked_text("reveal", "exercise", exercise_id, KEY_MAX)
+        with self._session("reveal") as session:
+            room = self._teacher(session, "reveal", class_id, teacher_key)
+            if exercise_id not in room.revealed:
+                room.revealed = [*room.revealed, exercise_id]
+
+    def start_timer(self, class_id: str, teacher_key: str, seconds: int | None, now: datetime | None = None) -> None:
+        """Start a timer of ``seconds`` from ``now``; ``None`` stops it."""
+        if seconds is not None and (not isinstance(seconds, int) or not 1 <= seconds <= 24 * 3600):
+            raise ClassroomError("timer: seconds must be a whole number from 1 to 86400")
+        started = utc(now) if seconds is not None else None
+        self._steer("timer", class_id, teacher_key, timer_started_at=started, timer_seconds=seconds)
+
+    def export_csv(self, class_id: str, teacher_key: str) -> str:
+        """Every answer of the class, oldest first, as CSV (cells a spreadsheet would run are quoted with ')."""
+        with self._session("export") as session:
+            self._teacher(session, "export", class_id, teacher_key)
+            rows = session.execute(
+                select(
+                    Student.nickname,
+                    Answer.exercise_id,
+                    Answer.box,
+                    Answer.value_text,
+                    Answer.value,
+                    Answer.correct,
+                    Answer.slip,
+                    Answer.submitted_at,
+                )
+                .join(Student, Student.id == Answer.student_id)
+                .where(Answer.class_id == class_id, Student.class_id == class_id)
+                .order_by(Answer.id)
+            ).all()
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["nickname", "exercise", "box", "typed", "value", "correct", "slip", "submitted_at_utc"])
+        for nick, ex, box, typed, value, ok, slip, at in rows:
+            cells = (nick, ex, box, typed, "" if value is None else value, int(ok), slip or "", at.isoformat())
+            writer.writerow([csv_cell(c) for c in cells])
+        return out.getvalue()
+
+    def delete_class(self, class_id: str, teacher_key: str) -> None:
+        with self._session("delete class") as session:
+            self._teacher(session, "delete class", class_id, teacher_key)
+            delete_classes(session, [class_id])
+
+    def purge_expired(self, now: datetime | None = None) -> int:
+        """Delete every class past its retention; the number deleted."""
+        with self._session("purge") as session:
+            ids = session.scalars(select(Classroom.id).where(Classroom.expires_at <= utc(now))).all()
+            delete_classes(session, list(ids))
+        return len(ids)
+
+    # -- the students' calls -------------------------------------------------------------------------------------
+    def join(self, join_code: str, nickname: str, now: datetime | None = None) -> Joined:
+        nickname = checked_text("join", "nickname", nickname, NICKNAME_MAX).strip()
+        try:
+            with self._session("join") as session:
+                room = session.scalars(select(Classroom).where(Classroom.join_code == str(join_code))).first()
+                if room is None:
+                    raise ClassroomError("join: no class has this join code")
+                student = Student(id=secrets.token_urlsafe(16), class_id=room.id, nickname=nickname, joined_at=utc(now))
+                session.add(student)
+                session.flush()
+        except Conflict:
+            raise ClassroomError("join: this nickname is taken in the class; choose another") from None
+        return Joined(room.id, student.id, nickname)
+
+    def submit_answer(
+        self,
+        class_id: str,
+        student_id: str,
+        exercise_id: str,
+        box: str,
+        typed: str,
+        value: float | None,
+        correct: bool,
+        slip: str | None,
+        idempotency_key: str,
+        now: datetime | None = None,
+    ) -> bool:
+        """Record one answer; ``False`` when this student already sent ``idempotency_key`` (recorded once)."""
+        op = "submit answer"
+        for field, text_ in (("exercise", exercise_id), ("box", box), ("idempotency_key", idempotency_key)):
+            checked_text(op, field, text_, KEY_MAX)
+        if not isinstance(typed, str) or len(typed) > VALUE_MAX:
+            raise ClassroomError(f"{op}: the answer must be at most {VALUE_MAX} characters")
+        try:
+            with self._session(op) as session:
+                owner = session.scalar(select(Student.class_id).where(Student.id == student_id))
+                if owner is None or owner != class_id:
+                    raise ClassroomError(f"{op}: no such student in this class")
+                dup = select(Answer.id).where(
+                    Answer.student_id == student_id, Answer.idempotency_key == idempotency_key
+                )
+                if session.scalar(dup) is not None:
+                    return False
+                session.add(
+                    Answer(
+                        class_id=class_id,
+                        student_id=student_id,
+                        exercise_id=exercise_id,
+                        box=box,
+                        value_text=typed,
+                        value=None if value is None else float(value),
+                        correct=bool(correct),
+                        slip=slip,
+                        submitted_at=utc(now),
+                        idempotency_key=idempotency_key,
+                    )
+                )
+                session.flush()
+        except Conflict:  # a concurrent resubmission won the race: recorded once
+            return False
+        return True
+
+    def state(self, class_id: str) -> ClassState:
+        """What every student's page follows: the current exercise, the revealed ones, the timer."""
+        with self._session("class state") as session:
+            room = session.get(Classroom, class_id) if isinstance(class_id, str) else None
+            if room is None:
+                raise ClassroomError("class state: no such class")
+            return ClassState(
+                room.language, room.current_exercise, tuple(room.revealed), room.timer_started_at, room.timer_seconds
+            )
+
+
+def open_store(path: str | None = None, url: str | None = None) -> ClassStore:
+    """The store on ``url``, ``DATABASE_URL`` or the SQLite file ``path``, its schema migrated to the newest."""
+    engine = make_engine(path, url)
+    upgrade(engine)
+    return ClassStore(engine)
