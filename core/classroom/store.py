@@ -55,6 +55,10 @@ class ClassStore:
     def __repr__(self) -> str:
         return f"ClassStore({backend_name(self._engine)})"
 
+    def close(self) -> None:
+        """Close the engine's pooled connections (a process about to exit, a test's end)."""
+        self._engine.dispose()
+
     @property
     def backend(self) -> str:
         return backend_name(self._engine)
