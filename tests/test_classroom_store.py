@@ -138,12 +138,21 @@ def test_nicknames_unique_per_class_capped_and_stored_as_given(store):
     assert store.join(b.join_code, shown).nickname == shown  # the same nickname in another class
     with pytest.raises(ClassroomError, match="nickname is taken"):
         store.join(a.join_code, shown)
-    for bad in ("", "   ", "x" * (NICKNAME_MAX + 1), "a\nb"):
+    for bad in ("", "   ", "x" * (NICKNAME_MAX + 1), "a\nb", "Bo\u202enA"):
         with pytest.raises(ClassroomError, match="join: nickname"):
             store.join(a.join_code, bad)
     with pytest.raises(ClassroomError, match="no class has this join code"):
         store.join("not-a-code", "Bo")
     assert count(store, Student) == 2
+
+
+def test_a_class_holds_at_most_max_students(store, monkeypatch):
+    monkeypatch.setattr("core.classroom.store.MAX_STUDENTS", 3)
+    room = store.create_class()
+    for n in range(3):
+        store.join(room.join_code, f"s{n}")
+    with pytest.raises(ClassroomError, match=r"join: the class is full \(3 students\)"):
+        store.join(room.join_code, "s3")
 
 
 def test_the_teacher_steers_the_class(store):
@@ -211,13 +220,17 @@ def test_sqlite_connections_use_wal_and_a_busy_timeout(tmp_path, monkeypatch):
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA secure_delete").scalar() == 1
+    store.create_class()
+    for name in ("class.db", "class.db-wal", "class.db-shm"):
+        assert (tmp_path / name).stat().st_mode & 0o077 == 0, name  # nicknames and answers: the owner's only
     store.close()
 
 
 def test_errors_and_reprs_never_name_the_database_file(tmp_path, monkeypatch):
     monkeypatch.delenv("DATABASE_URL", raising=False)
     hidden = tmp_path / "secret-place-42"
-    with pytest.raises(ClassroomError, match=r"^migrate: ") as caught:
+    with pytest.raises(ClassroomError, match=r"^open: the class database file could not be created") as caught:
         open_store(str(hidden / "missing-dir" / "class.db"))
     assert "secret-place-42" not in str(caught.value) and "\n" not in str(caught.value)
     hidden.mkdir()

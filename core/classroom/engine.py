@@ -1,10 +1,11 @@
 """The class database's engine: SQLite by default, PostgreSQL when ``DATABASE_URL`` is set; migrations on start.
 
-SQLite: a file the caller names; every connection sets WAL mode, a busy timeout and foreign keys, and every
-transaction starts with ``BEGIN IMMEDIATE`` so writers from several processes on one machine queue on the busy
-timeout instead of failing on a stale snapshot. PostgreSQL: ``postgresql+psycopg://`` (psycopg 3). ``upgrade``
-runs the Alembic scripts shipped in ``migrations/`` inside one transaction (under an advisory lock on PostgreSQL),
-so processes starting together migrate once. No message or repr here carries the path or the URL.
+SQLite: a file the caller names (created mode 0600); every connection sets WAL mode, a busy timeout, foreign keys
+and secure delete, and every transaction starts with ``BEGIN IMMEDIATE`` so writers from several processes on one
+machine queue on the busy timeout instead of failing on a stale snapshot. PostgreSQL: ``postgresql+psycopg://``
+(psycopg 3). ``upgrade`` runs the Alembic scripts shipped in ``migrations/`` inside one transaction (under an
+advisory lock on PostgreSQL), so processes starting together migrate once. No message or repr here carries the
+path or the URL.
 """
 
 from __future__ import annotations
@@ -41,11 +42,18 @@ def _sqlite_hooks(engine: Engine) -> None:
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
+        cur.execute("PRAGMA secure_delete = ON")  # a deleted class's rows are overwritten, not left in free pages
         cur.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _create_private(path: Path) -> None:
+    """Create the SQLite file readable by its owner only (SQLite gives its -wal and -shm files the same mode)."""
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
 
 
 def make_engine(path: str | os.PathLike[str] | None = None, url: str | None = None) -> Engine:
@@ -60,11 +68,14 @@ def make_engine(path: str | os.PathLike[str] | None = None, url: str | None = No
             return create_engine(url, pool_pre_ping=True, hide_parameters=True)
         if path is None:
             raise ClassroomError("open: no database file given and DATABASE_URL is not set")
+        _create_private(Path(path))
         engine = create_engine(
             f"sqlite:///{Path(path)}", connect_args={"timeout": BUSY_TIMEOUT_MS / 1000}, hide_parameters=True
         )
     except ClassroomError:
         raise
+    except OSError as exc:
+        raise ClassroomError(f"open: the class database file could not be created ({type(exc).__name__})") from None
     except (SQLAlchemyError, ValueError, ImportError) as exc:
         raise ClassroomError(f"open: the class database URL is not usable ({type(exc).__name__})") from None
     _sqlite_hooks(engine)

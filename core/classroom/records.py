@@ -20,6 +20,10 @@ from core.classroom.schema import Answer, Classroom, Student
 SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 RETENTION_DAYS = (1, 365)
 TOP_WRONG = 3
+MAX_STUDENTS = 500
+"""Students one class holds (the issue's classes are 30-100): a runaway script cannot fill the database."""
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+"""Direction overrides that would make one nickname display as another."""
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -75,8 +79,8 @@ def key_hash(key: str, salt: bytes) -> str:
 def checked_text(op: str, field: str, value: str, limit: int) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
         raise ClassroomError(f"{op}: {field} must be 1 to {limit} characters")
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise ClassroomError(f"{op}: {field} must not contain control characters")
+    if any(ord(c) < 32 or ord(c) == 127 or c in _BIDI for c in value):
+        raise ClassroomError(f"{op}: {field} must not contain control or text-direction characters")
     return value
 
 

@@ -17,13 +17,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.classroom.engine import ClassroomError, backend_name, make_engine, upgrade
 from core.classroom.records import (
+    MAX_STUDENTS,
     RETENTION_DAYS,
     TOP_WRONG,
     ClassState,
@@ -210,6 +211,9 @@ class ClassStore:
                 room = session.scalars(select(Classroom).where(Classroom.join_code == str(join_code))).first()
                 if room is None:
                     raise ClassroomError("join: no class has this join code")
+                size = select(func.count()).select_from(Student).where(Student.class_id == room.id)
+                if session.scalar(size) >= MAX_STUDENTS:
+                    raise ClassroomError(f"join: the class is full ({MAX_STUDENTS} students)")
                 student = Student(id=secrets.token_urlsafe(16), class_id=room.id, nickname=nickname, joined_at=utc(now))
                 session.add(student)
                 session.flush()
