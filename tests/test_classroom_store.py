@@ -295,3 +295,28 @@ def test_processes_starting_together_migrate_once(target):
     with store._engine.connect() as conn:
         assert conn.scalar(text("SELECT version_num FROM alembic_version")) == "0001"
     store.close()
+
+
+def test_the_teacher_key_is_checked_without_holding_the_write_lock(tmp_path, monkeypatch):
+    """scrypt takes tens of ms: checked inside a write transaction, a key guesser would stall every answer."""
+    import core.classroom.store as store_module
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    store = open_store(str(tmp_path / "class.db"))
+    room = store.create_class()
+    checked = []
+
+    def same_key_while_a_writer_gets_in(*args):
+        with sqlite3.connect(tmp_path / "class.db", timeout=0, isolation_level=None) as raw:
+            raw.execute("BEGIN IMMEDIATE")  # fails at once ("database is locked") if the store holds the lock
+            raw.execute("ROLLBACK")
+        checked.append(True)
+        return real(*args)
+
+    real = store_module.same_key
+    monkeypatch.setattr(store_module, "same_key", same_key_while_a_writer_gets_in)
+    store.set_exercise(room.class_id, room.teacher_key, "e2")
+    with pytest.raises(ClassroomError, match="wrong teacher key"):
+        store.progress(room.class_id, "guess", EXERCISES)
+    assert checked == [True, True] and store.state(room.class_id).current_exercise == "e2"
+    store.close()

@@ -74,11 +74,23 @@ class ClassStore:
         except SQLAlchemyError as exc:
             raise ClassroomError(f"{op}: the class database call failed ({type(exc).__name__})") from None
 
-    def _teacher(self, session: Session, op: str, class_id: str, teacher_key: str) -> Classroom:
-        room = session.get(Classroom, class_id) if isinstance(class_id, str) else None
+    def _verify(self, op: str, class_id: str, teacher_key: str) -> None:
+        """Check the key outside any write transaction (scrypt takes tens of ms; SQLite writers must not wait)."""
+        row = None
+        if isinstance(class_id, str):
+            with self._session(op) as session:
+                row = session.execute(
+                    select(Classroom.key_salt, Classroom.key_hash).where(Classroom.id == class_id)
+                ).first()
         given = teacher_key if isinstance(teacher_key, str) else ""
-        salt, expected = (room.key_salt, room.key_hash) if room else (_NO_SALT, _NO_HASH)  # same work either way
-        if not same_key(given, salt, expected) or room is None:
+        salt, expected = tuple(row) if row else (_NO_SALT, _NO_HASH)  # the same work for an unknown class
+        if not same_key(given, salt, expected) or row is None:
+            raise ClassroomError(f"{op}: wrong teacher key or no such class")
+
+    @staticmethod
+    def _room(session: Session, op: str, class_id: str) -> Classroom:
+        room = session.get(Classroom, class_id)
+        if room is None:  # deleted since the key was checked
             raise ClassroomError(f"{op}: wrong teacher key or no such class")
         return room
 
@@ -107,8 +119,9 @@ class ClassStore:
 
     def progress(self, class_id: str, teacher_key: str, exercises: Mapping[str, Sequence[str]]) -> Progress:
         """Per exercise (its boxes listed), the counts; a student is correct when each box's latest answer is."""
+        self._verify("progress", class_id, teacher_key)
         with self._session("progress") as session:
-            self._teacher(session, "progress", class_id, teacher_key)
+            self._room(session, "progress", class_id)
             students = session.scalars(select(Student.id).where(Student.class_id == class_id)).all()
             rows = session.execute(
                 select(
@@ -136,8 +149,9 @@ class ClassStore:
         return Progress(len(students), tuple(counts))
 
     def _steer(self, op: str, class_id: str, teacher_key: str, **changes: object) -> None:
+        self._verify(op, class_id, teacher_key)
         with self._session(op) as session:
-            room = self._teacher(session, op, class_id, teacher_key)
+            room = self._room(session, op, class_id)
             for name, value in changes.items():
                 setattr(room, name, value)
 
@@ -152,8 +166,9 @@ class ClassStore:
 
     def reveal(self, class_id: str, teacher_key: str, exercise_id: str) -> None:
         checked_text("reveal", "exercise", exercise_id, KEY_MAX)
+        self._verify("reveal", class_id, teacher_key)
         with self._session("reveal") as session:
-            room = self._teacher(session, "reveal", class_id, teacher_key)
+            room = self._room(session, "reveal", class_id)
             if exercise_id not in room.revealed:
                 room.revealed = [*room.revealed, exercise_id]
 
@@ -166,8 +181,9 @@ class ClassStore:
 
     def export_csv(self, class_id: str, teacher_key: str) -> str:
         """Every answer of the class, oldest first, as CSV (cells a spreadsheet would run are quoted with ')."""
+        self._verify("export", class_id, teacher_key)
         with self._session("export") as session:
-            self._teacher(session, "export", class_id, teacher_key)
+            self._room(session, "export", class_id)
             rows = session.execute(
                 select(
                     Student.nickname,
@@ -192,8 +208,9 @@ class ClassStore:
         return out.getvalue()
 
     def delete_class(self, class_id: str, teacher_key: str) -> None:
+        self._verify("delete class", class_id, teacher_key)
         with self._session("delete class") as session:
-            self._teacher(session, "delete class", class_id, teacher_key)
+            self._room(session, "delete class", class_id)
             delete_classes(session, [class_id])
 
     def purge_expired(self, now: datetime | None = None) -> int:
