@@ -6,8 +6,10 @@ The teacher key is hashed with scrypt (N=2^14, r=8, p=1) and a per-class 16-byte
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import hmac
+import io
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -92,6 +94,17 @@ def csv_cell(value: object) -> object:
         except ValueError:
             return "'" + value
     return value
+
+
+def answers_csv(rows) -> str:
+    """The export's CSV: one row per answer (nickname, exercise, box, typed, value, correct, slip, time in UTC)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["nickname", "exercise", "box", "typed", "value", "correct", "slip", "submitted_at_utc"])
+    for nick, ex, box, typed, value, ok, slip, at in rows:
+        cells = (nick, ex, box, typed, "" if value is None else value, int(ok), slip or "", at.isoformat())
+        writer.writerow([csv_cell(c) for c in cells])
+    return out.getvalue()
 
 
 def delete_classes(session: Session, ids: list[str]) -> None:

@@ -10,8 +10,6 @@ and compared with ``hmac.compare_digest``.
 
 from __future__ import annotations
 
-import csv
-import io
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,8 +31,8 @@ from core.classroom.records import (
     Joined,
     NewClass,
     Progress,
+    answers_csv,
     checked_text,
-    csv_cell,
     delete_classes,
     key_hash,
     same_key,
@@ -199,13 +197,7 @@ class ClassStore:
                 .where(Answer.class_id == class_id, Student.class_id == class_id)
                 .order_by(Answer.id)
             ).all()
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["nickname", "exercise", "box", "typed", "value", "correct", "slip", "submitted_at_utc"])
-        for nick, ex, box, typed, value, ok, slip, at in rows:
-            cells = (nick, ex, box, typed, "" if value is None else value, int(ok), slip or "", at.isoformat())
-            writer.writerow([csv_cell(c) for c in cells])
-        return out.getvalue()
+        return answers_csv(rows)
 
     def delete_class(self, class_id: str, teacher_key: str) -> None:
         self._verify("delete class", class_id, teacher_key)
