@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.messages import LANGUAGES, load_messages
 from core.spec import units
 from core.teaching.answer_boxes import GB_PER_GIB, all_boxes, box, boxes
-from core.teaching.answer_check import check, slip_of
+from core.teaching.answer_check import UNIT_TEXT, check, slip_of, unit_text
 from core.teaching.answer_parse import MAX_CHARS, Unreadable, read
 from core.teaching.answers import answer
 from core.teaching.exercises import load_exercises
@@ -182,6 +182,20 @@ def test_hostile_input_gives_a_one_line_message(typed, lang):
     assert not verdict.readable and not verdict.correct and verdict.slip is None and verdict.value is None
     assert "\n" not in verdict.message and 0 < len(verdict.message) < 300
     assert load_messages()[b.label][lang] in verdict.message  # names the box
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_each_unit_as_shown_in_either_language_reads_back(lang):
+    for b in BOXES:
+        assert b.unit in UNIT_TEXT
+        reading = read(f"{EXAMPLES_NUMBER} {unit_text(b.unit, lang)}")
+        assert reading.dimension == b.dimension and math.isclose(reading.value, 42 * b.scale), (b.unit, lang)
+    assert "条" in check("kv_gqa", "max_concurrency", "1", "zh").message
+    assert "请写成例如 42 条" in check("kv_gqa", "max_concurrency", "abc", "zh").message
+    assert "单位是 条" in check("kv_gqa", "max_concurrency", "12 ms", "zh").message
+
+
+EXAMPLES_NUMBER = "42"
 
 
 def _reason(typed: str) -> str:

@@ -15,9 +15,22 @@ from core.messages import message
 from core.teaching.answer_boxes import Box, box
 from core.teaching.answer_parse import Unreadable, read
 
-EXAMPLES = {"GiB": "12.34 GiB", "bytes": "65,536", "requests": "42", "ms": "25.3 ms", "tok/s": "1,234 tok/s"}
-EXAMPLES["requests/s"] = "2.5 requests/s"
-"""A number in each unit's form for the messages (not any answer)."""
+UNIT_TEXT = {
+    "GiB": "gib",
+    "bytes": "bytes",
+    "requests": "requests",
+    "ms": "ms",
+    "tok/s": "tok_s",
+    "requests/s": "req_s",
+}
+"""A box's unit -> its message (``answer_check.unit_*``): the unit as shown and typed in each language."""
+EXAMPLES = {"GiB": "12.34", "bytes": "65,536", "requests": "42", "ms": "25.3", "tok/s": "1,234", "requests/s": "2.5"}
+"""A number in each unit for the messages' examples (not any answer)."""
+
+
+def unit_text(unit: str, lang: str = "en") -> str:
+    """A box's unit as the student reads and may type it in ``lang`` (read() knows every one)."""
+    return message(f"answer_check.unit_{UNIT_TEXT[unit]}", lang)
 
 
 @dataclass(frozen=True)
@@ -58,7 +71,8 @@ def check(exercise_id: str, box_name: str, typed: str, lang: str = "en") -> Verd
     """``typed`` checked against the box (unknown exercise or box: ValueError; any text: a verdict)."""
     b = box(exercise_id, box_name)
     label = message(b.label, lang)
-    example = EXAMPLES[b.unit]
+    unit = unit_text(b.unit, lang)
+    example = f"{EXAMPLES[b.unit]} {unit}"
     try:
         reading = read(typed)
     except Unreadable as why:
@@ -67,12 +81,10 @@ def check(exercise_id: str, box_name: str, typed: str, lang: str = "en") -> Verd
         )
         return Verdict(b.exercise_id, b.name, False, False, None, text)
     if reading.dimension is not None and reading.dimension != b.dimension:
-        text = message(
-            "answer_check.wrong_unit", lang, box=label, unit=b.unit, typed_unit=reading.unit, example=example
-        )
+        text = message("answer_check.wrong_unit", lang, box=label, unit=unit, typed_unit=reading.unit, example=example)
         return Verdict(b.exercise_id, b.name, False, False, None, text)
     value = reading.value if reading.dimension else reading.value * b.scale
-    shown = f"{_number(value / b.scale)} {b.unit}"
+    shown = f"{_number(value / b.scale)} {unit}"
     if b.tolerance.allows(value, b.expected):
         return Verdict(
             b.exercise_id, b.name, True, True, None, message("answer_check.correct", lang, value=shown), value / b.scale
