@@ -163,6 +163,9 @@ def test_units_typed_are_converted_before_comparing():
         ("20 毫秒", 0.020, "seconds"),
         ("3万", 30000, None),
         ("０，１２５ GiB", 0.125 * units.GiB, "bytes"),
+        ("438 个请求。", 438, "requests"),  # a sentence's end
+        ("0.125 GiB.", 0.125 * units.GiB, "bytes"),
+        ("≈0.13GiB", 0.13 * units.GiB, "bytes"),
     ],
 )
 def test_read_accepts_what_students_type(typed, value, dimension):

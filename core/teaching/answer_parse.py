@@ -47,6 +47,8 @@ MULTIPLIERS = {"k": 1e3, "K": 1e3, "M": 1e6, "千": 1e3, "万": 1e4}
 """A multiplier right after the number ("1.2k"); lower-case m is left out (milli or mega?)."""
 
 _ABOUT = "≈~约大约"
+_END = ".,;。、 "
+"""Read around the number: "about" before it, a sentence's end after it."""
 _SPACES = " \u00a0\u202f'’_"
 _NUMBER = re.compile(r"([+-]?)([\d.,'’_ \u00a0\u202f]*\d)(?:[eE]([+-]?\d{1,6}))?")
 _GROUPED = re.compile(r"(?<=\d)[ \u00a0\u202f'’_](?=\d{3}(?!\d))")
@@ -105,7 +107,7 @@ def read(typed: str) -> Reading:
         raise Unreadable("empty")
     if len(typed) > MAX_CHARS:
         raise Unreadable("too_long", limit=str(MAX_CHARS))
-    text = unicodedata.normalize("NFKC", typed).strip().lstrip(_ABOUT).strip()
+    text = unicodedata.normalize("NFKC", typed).strip().lstrip(_ABOUT).rstrip(_END).strip()
     match = _NUMBER.match(text)
     if match is None:
         raise Unreadable("not_a_number")
