@@ -55,8 +55,10 @@ class Lever:
     part_labels: tuple[PartLabel, ...] = ()
     """Every memory part this lever can add, in report order."""
     linear_step_work: bool = True
-    """False when :meth:`step_work` is not linear in the step's sums of tokens and sequences (the
-    simulator then takes its general path)."""
+    """False when :meth:`step_work` is not a function of a step's token and sequence counts alone (the
+    simulator then takes its general path). The fast path evaluates a lever's work once per step size
+    (tokens, sequences), so work that is not linear in them but depends on nothing else, such as the
+    LoRA adapters a step reads (at most one per sequence), takes the fast path exactly."""
 
     def validate(self, dep: Deployment) -> None:
         """Raise ValueError when the lever cannot be modelled for this deployment."""

@@ -100,7 +100,6 @@ class LoraLever(Lever):
 
     name = "lora"
     part_labels = (PartLabel("lora", "LoRA adapters"),)
-    linear_step_work = False
 
     def validate(self, dep: Deployment) -> None:
         lora_module_shapes(dep.model, dep.levers.lora.targets)  # raises for what is not modelled

@@ -74,7 +74,7 @@ class StepModel:
         m, tp = dep.model, dep.parallel.tp
         self.dep = dep
         self.levers = dep.lever_models
-        # a lever whose step work is not linear in the step's sums (LoRA adapters read) takes the general path
+        # a lever whose step work depends on more than the step's token and sequence counts takes the general path
         # top-k sparse attention caps each query's keys, so its pairs are not linear in the sums either
         self.exact = (
             not m.num_sliding_layers and m.indexer is None and all(lever.linear_step_work for lever in self.levers)
