@@ -27,6 +27,7 @@ and queueing, and the plan's fixes come first.
 
 from __future__ import annotations
 
+import functools
 import math
 import shlex
 from dataclasses import dataclass
@@ -162,8 +163,11 @@ def plan_load(plan: Plan, dataset: str = "random", num_prompts: int | None = Non
     )
 
 
+@functools.lru_cache(maxsize=32)
 def predict(dep: Deployment, load: BenchLoad, seed: int = 0, bands: bool = True) -> Predicted:
-    """Simulate the benchmark's traffic on one replica; the numbers as the benchmark reports them."""
+    """Simulate the benchmark's traffic on one replica; the numbers as the benchmark reports them. Kept per
+    (deployment, load): the Plan page asks again on every rerun and the simulation is deterministic
+    (read-only results)."""
     prompts, answers = load.lengths()
     count = max(1, min(load.num_prompts, MAX_SIMULATED_TOKENS // (load.prompt_len + load.answer_len)))
     result = simulate(dep, load.traffic, count, prompts, answers, seed)

@@ -48,20 +48,28 @@ def render(spec: DeploySpec, target: str, autoscale: bool = False) -> dict[str, 
     raise ValueError(f"--target must be one of {', '.join(TARGETS)}, not {target!r}")
 
 
-def bundle(spec: DeploySpec) -> bytes:
-    """A zip of every target that can be written for ``spec``, and a note naming those that cannot."""
+def render_all(spec: DeploySpec) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """Every target's files for ``spec`` (target -> file name -> text), and "target: why" for each target
+    that cannot be written for it."""
     from core.deploy.spec import DeployError
 
-    buffer, skipped = io.BytesIO(), []
+    written, refused = {}, []
+    for target in TARGETS:
+        try:
+            written[target] = render(spec, target)
+        except DeployError as e:
+            refused.append(f"{target}: {e}")
+    return written, refused
+
+
+def bundle(spec: DeploySpec) -> bytes:
+    """A zip of every target that can be written for ``spec``, and a note naming those that cannot."""
+    written, refused = render_all(spec)
+    buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
-        for target in TARGETS:
-            try:
-                files = render(spec, target)
-            except DeployError as e:
-                skipped.append(f"{target}: {e}")
-                continue
+        for files in written.values():
             for name, text in files.items():
                 z.writestr(name, text)
-        if skipped:
-            z.writestr("NOT-WRITTEN.txt", "\n".join(skipped) + "\n")
+        if refused:
+            z.writestr("NOT-WRITTEN.txt", "\n".join(refused) + "\n")
     return buffer.getvalue()

@@ -4,8 +4,8 @@ renderers every export shares, in the document's language."""
 
 from __future__ import annotations
 
-from core.deploy.files import TARGETS, render
-from core.deploy.spec import DeployError, DeploySpec
+from core.deploy.files import render_all
+from core.deploy.spec import DeploySpec
 from core.messages import message
 from core.report.blocks import Block, Section
 
@@ -22,14 +22,8 @@ def deploy_section(spec: DeploySpec, lang: str = "en") -> Section:
     """What each target writes for ``spec``, how it is applied, the engine arguments of each workload,
     the two steps before applying, and the targets refused with why (in the document's language)."""
     t = lambda key, **kw: message(key, lang, **kw)  # noqa: E731
-    rows, refused = [], []
-    for target in TARGETS:
-        try:
-            files = render(spec, target)
-        except DeployError as err:
-            refused.append(f"{target}: {err}")
-            continue
-        rows += [(target, name, APPLY[target].format(file=name)) for name in files]
+    written, refused = render_all(spec)
+    rows = [(target, name, APPLY[target].format(file=name)) for target, files in written.items() for name in files]
     roles = ", ".join(
         t("deploy.section_role", role=w.role, replicas=w.replicas, gpus=w.gpus, nodes=w.nodes) for w in spec.workloads
     )
