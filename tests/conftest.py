@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 # No test touches the network: the Hub is offline unless a test serves it itself (tests/test_hub.py)
 os.environ["HF_HUB_OFFLINE"] = "1"
 # Reports carry their date; a fixed one keeps the CLI's golden outputs byte-identical (reproducible builds)
 os.environ["SOURCE_DATE_EPOCH"] = "1764633600"  # 2025-12-02 00:00 UTC
+# The Workshop's class database: a file of this test run, never classroom.db in the checkout (servers the tests
+# start inherit it; tests of the class view set their own per test)
+os.environ.setdefault("EXPLORER_CLASS_DB", os.path.join(tempfile.mkdtemp(prefix="class-db-"), "classroom.db"))
 
 import pytest
 

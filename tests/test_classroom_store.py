@@ -149,7 +149,7 @@ def test_nicknames_unique_per_class_capped_and_stored_as_given(store):
 
 
 def test_a_class_holds_at_most_max_students(store, monkeypatch):
-    monkeypatch.setattr("core.classroom.store.MAX_STUDENTS", 3)
+    monkeypatch.setattr("core.classroom.seats.MAX_STUDENTS", 3)
     room = store.create_class()
     for n in range(3):
         store.join(room.join_code, f"s{n}")
