@@ -194,7 +194,7 @@ def test_each_unit_as_shown_in_either_language_reads_back(lang):
         reading = read(f"{EXAMPLES_NUMBER} {unit_text(b.unit, lang)}")
         assert reading.dimension == b.dimension and math.isclose(reading.value, 42 * b.scale), (b.unit, lang)
     assert "条" in check("kv_gqa", "max_concurrency", "1", "zh").message
-    assert "请写成例如 42 条" in check("kv_gqa", "max_concurrency", "abc", "zh").message
+    assert "请写成例如 17 条" in check("kv_gqa", "max_concurrency", "abc", "zh").message
     assert "单位是 条" in check("kv_gqa", "max_concurrency", "12 ms", "zh").message
 
 
@@ -246,3 +246,13 @@ def test_check_never_raises_for_any_text(b, typed, lang):
     assert verdict.correct <= verdict.readable and (verdict.slip is None or not verdict.correct)
     if verdict.value is not None:
         assert math.isfinite(verdict.value)
+
+
+def test_no_example_is_an_answer_or_a_slip():
+    """The boxes show EXAMPLES as placeholders: one equal to an answer gives it away, one equal to a slip's value
+    teaches the slip (the bytes example was the KV-once value of exercise 1, "42 requests" exercise 4's answer)."""
+    from core.teaching.answer_check import EXAMPLES
+
+    for b in all_boxes():
+        verdict = check(b.exercise_id, b.name, f"{EXAMPLES[b.unit]} {b.unit}")
+        assert verdict.readable and not verdict.correct and verdict.slip is None, (b.exercise_id, b.name)

@@ -102,4 +102,5 @@ def qr_svg(link: str) -> str:
     code.make(fit=True)
     out = io.BytesIO()
     code.make_image(image_factory=qrcode.image.svg.SvgPathFillImage).save(out)
-    return out.getvalue().decode()
+    svg = out.getvalue().decode()
+    return svg[svg.index("<svg") :]  # without the XML declaration, which HTML sanitizers drop the drawing for

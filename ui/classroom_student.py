@@ -192,7 +192,7 @@ def render_answer_boxes(ex: Exercise, found: Seat | None) -> None:
         for b in boxes(ex.id):
             unit = unit_text(b.unit, code)
             st.text_input(
-                t("classroom.box_label", label=t(b.label), unit=unit),
+                t(b.label),
                 key=f"box_{ex.id}_{b.name}",
                 max_chars=VALUE_MAX,
                 placeholder=f"{EXAMPLES[b.unit]} {unit}",

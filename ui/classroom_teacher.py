@@ -131,7 +131,7 @@ def key_once(teacher_: Teacher) -> None:
 def links(teacher_: Teacher, root: str) -> None:
     link = classroom.class_link(root, teacher_.join_code, teacher_.language)
     left, right = st.columns([1, 2])
-    left.html(f"<div style='max-width:320px'>{classroom.qr_svg(link)}</div>")
+    left.image(classroom.qr_svg(link), width=320 if projector() else 220)
     right.markdown(t("classroom.join_link"))
     right.code(link, language=None, wrap_lines=True)
     if not projector():

@@ -24,8 +24,9 @@ UNIT_TEXT = {
     "requests/s": "req_s",
 }
 """A box's unit -> its message (``answer_check.unit_*``): the unit as shown and typed in each language."""
-EXAMPLES = {"GiB": "12.34", "bytes": "65,536", "requests": "42", "ms": "25.3", "tok/s": "1,234", "requests/s": "2.5"}
-"""A number in each unit for the messages' examples (not any answer)."""
+EXAMPLES = {"GiB": "12.34", "bytes": "12,345", "requests": "17", "ms": "25.3", "tok/s": "1,234", "requests/s": "2.5"}
+"""A number in each unit for the messages' examples and the boxes' placeholders: no box's answer nor any slip
+of one (tests/test_answer_boxes.py), so a placeholder never gives an answer away."""
 
 
 def unit_text(unit: str, lang: str = "en") -> str:
