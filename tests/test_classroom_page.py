@@ -196,6 +196,16 @@ def test_joining_is_rate_limited_and_nicknames_are_unique(store):
     assert "seat" not in at.query_params
 
 
+def test_the_projector_never_shows_the_teacher_key(db_path):
+    teacher = workshop()
+    teacher.button(key="class_start_submit").click().run()
+    key = teacher.code[0].value
+    teacher.button(key="class_projector").click().run()
+    assert key not in texts(teacher)
+    teacher.button(key="class_projector_off").click().run()
+    assert key in texts(teacher)  # still to be saved: back until the teacher says so
+
+
 def test_projector_mode_and_deleting_the_class(store):
     made = store.create_class("zh", 7)
     ada = joined_student(made.join_code, "Ada", "zh")

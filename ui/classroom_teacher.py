@@ -119,7 +119,8 @@ def projector_style() -> None:
 
 
 def key_once(teacher_: Teacher) -> None:
-    if st.session_state.get(SHOW_KEY) != teacher_.key:
+    """The new class's key until the teacher says it is saved; never on the projector."""
+    if st.session_state.get(SHOW_KEY) != teacher_.key or projector():
         return
     st.warning(t("classroom.key_once"), icon=":material/key:")
     st.code(teacher_.key, language=None)
