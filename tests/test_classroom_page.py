@@ -122,7 +122,10 @@ def test_a_class_from_start_to_the_teachers_counts(store, db_path, lang):
     view = counts(teacher)
     assert view["1"] == (0, 0, 2) and view["2"] == (1, 1, 0) and view["3"] == (2, 0, 0)
     assert next(m.value for m in teacher.metric) == "2"
-    wrong = teacher.dataframe[1].value
+    roster = teacher.dataframe[1].value
+    assert roster.iloc[:, 0].tolist() == ["Ada", "**Bob** <b>x</b> [l](http://e.vil)"]  # as typed, in a table
+    assert roster.iloc[0, 1:3].tolist() == ["✓", ""] and roster.iloc[1, 1:3].tolist() == ["✓", "…"]
+    wrong = teacher.dataframe[2].value
     assert "65536" in wrong.iloc[:, 2].tolist()
     progress = store.progress(class_id, key, BOXES)
     assert [(c.not_started, c.answered, c.correct) for c in progress.exercises] == [view[str(n)] for n in range(1, 8)]
@@ -215,6 +218,7 @@ def test_projector_mode_and_deleting_the_class(store):
     assert not teacher.title  # large type, only the class: no page title, no exercises
     assert not [r for r in teacher.radio if r.key == "exercise"]
     assert next(m.label for m in teacher.metric) == message("classroom.students", "zh")
+    assert all("Ada" not in frame.value.to_string() for frame in teacher.dataframe)  # no names on the projector
     teacher.button(key="class_projector_off").click().run()
     teacher.button(key="class_delete").click().run()
     assert not teacher.exception and "teach" not in teacher.query_params

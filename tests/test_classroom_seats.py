@@ -79,3 +79,14 @@ def test_a_rate_limit_refills_over_its_window():
     ) and wait == 28  # 1/30 of a call back per s: 0.07 left at 2 s, a whole one 28 s later
     assert limit.take(bucket, 32.0)[0] is True
     assert LIMITS["answer"].capacity >= 5  # a whole exercise's boxes are checked as one call
+
+
+def test_the_roster_marks_each_student_per_exercise(store):
+    room = store.create_class()
+    ada, bob = store.join(room.join_code, "Ada"), store.join(room.join_code, "<b>Bob</b>")
+    store.record_answer(room.class_id, ada.student_id, "e1", "weights", "1", 1.0, True, None)
+    store.record_answer(room.class_id, ada.student_id, "e1", "kv", "2", 2.0, True, None)
+    store.record_answer(room.class_id, bob.student_id, "e1", "kv", "3", 3.0, False, None)
+    store.record_answer(room.class_id, bob.student_id, "e2", "tokens", "4", 4.0, True, None)
+    progress = store.progress(room.class_id, room.teacher_key, {"e1": ["weights", "kv"], "e2": ["tokens"]})
+    assert progress.roster == (("Ada", (2, 0)), ("<b>Bob</b>", (1, 2)))  # stored as given, escaped where shown

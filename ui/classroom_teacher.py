@@ -156,6 +156,16 @@ def progress_frame(progress, exercises: tuple[Exercise, ...]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*names, t("classroom.col_correct")])
 
 
+MARKS = ("", "…", "✓")
+"""A student's mark per exercise in the roster: not started, answered (not every box right yet), every box right."""
+
+
+def roster_frame(progress, exercises: tuple[Exercise, ...]) -> pd.DataFrame:
+    """One row per student (their nickname as given: a table never reads it as Markdown), a mark per exercise."""
+    rows = [(nickname, *(MARKS[m] for m in marks)) for nickname, marks in progress.roster]
+    return pd.DataFrame(rows, columns=[t("classroom.col_nickname"), *(str(ex.number) for ex in exercises)])
+
+
 def _slip_text(exercise_id: str, box_name: str, slip: str | None) -> str:
     if slip is None:
         return ""
@@ -195,6 +205,9 @@ def live_view(teacher_: Teacher, exercises: tuple[Exercise, ...]) -> None:
         b.metric(t("classroom.current"), f"{current.number}. {t(current.title)}" if current else "–")
         c.metric(t("classroom.timer"), timer_text(remaining_s(state)) or "–")
         st.dataframe(progress_frame(progress, exercises), hide_index=True, width="stretch")
+        if not projector():  # who is behind is for the teacher, not the room
+            with st.expander(t("classroom.roster_heading", n=progress.students), icon=":material/person_search:"):
+                st.dataframe(roster_frame(progress, exercises), hide_index=True, width="stretch")
         wrong = wrong_frame(progress, exercises)
         st.markdown(f"**{t('classroom.wrong_heading')}**")
         if wrong.empty:

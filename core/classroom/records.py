@@ -76,6 +76,9 @@ class ExerciseCounts:
 class Progress:
     students: int
     exercises: tuple[ExerciseCounts, ...]
+    roster: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Per student in the order they joined: the nickname and, per exercise asked, 0 not started, 1 answered
+    (not every box right yet), 2 every box right."""
 
 
 def utc(now: datetime | None) -> datetime:

@@ -126,7 +126,9 @@ class ClassStore(StudentCalls):
         self._verify("progress", class_id, teacher_key)
         with self._session("progress") as session:
             self._room(session, "progress", class_id)
-            students = session.scalars(select(Student.id).where(Student.class_id == class_id)).all()
+            students = session.execute(
+                select(Student.id, Student.nickname).where(Student.class_id == class_id).order_by(Student.joined_at)
+            ).all()
             rows = session.execute(
                 select(
                     Answer.student_id, Answer.exercise_id, Answer.box, Answer.value_text, Answer.correct, Answer.slip
@@ -140,17 +142,29 @@ class ClassStore(StudentCalls):
             latest[ex].setdefault(student, {})[box] = bool(ok)
             if not ok:
                 wrong[ex].setdefault((box, typed.strip(), slip), set()).add(student)
+
+        def right(marks: dict[str, bool], boxes: Sequence[str]) -> bool:
+            return bool(marks) and all(marks.get(b, False) for b in (boxes or marks))
+
         counts = []
         for ex, boxes in exercises.items():
-            done = sum(
-                1 for marks in latest[ex].values() if all(marks.get(b, False) for b in (boxes or marks)) and marks
-            )
+            done = sum(1 for marks in latest[ex].values() if right(marks, boxes))
             seen = len(latest[ex])
             top = sorted(((k, len(v)) for k, v in wrong[ex].items()), key=lambda kv: (-kv[1], kv[0][0], kv[0][1]))
             counts.append(
                 ExerciseCounts(ex, len(students) - seen, seen - done, done, tuple((*k, n) for k, n in top[:TOP_WRONG]))
             )
-        return Progress(len(students), tuple(counts))
+        roster = tuple(
+            (
+                nickname,
+                tuple(
+                    2 if right(latest[ex].get(sid, {}), boxes) else 1 if sid in latest[ex] else 0
+                    for ex, boxes in exercises.items()
+                ),
+            )
+            for sid, nickname in students
+        )
+        return Progress(len(students), tuple(counts), roster)
 
     def _steer(self, op: str, class_id: str, teacher_key: str, **changes: object) -> None:
         self._verify(op, class_id, teacher_key)
