@@ -89,6 +89,9 @@ def test_a_student_alone_gets_checks_recorded_nowhere(db_path, lang):
     assert message("answer_check.slip_gb_gib", lang) in at.error[0].value  # the slip named
     assert message("classroom.not_recorded", lang) in texts(at)
     assert not db_path.exists()  # nobody joined a class: the database was never opened
+    at.radio(key="exercise").set_value("2").run()
+    at.radio(key="exercise").set_value("1").run()
+    assert at.text_input(key="box_kv_gqa_kv_per_token").value == right("kv_gqa", "kv_per_token")  # kept
     assert at.expander  # the answer stays one click away outside a class
 
 

@@ -29,6 +29,8 @@ FOLLOWED = "class_followed"
 """Session key: the teacher's current exercise as this session last followed it."""
 RESTORED = "class_restored"
 VERDICTS = "class_verdicts_"
+TYPED = "class_typed"
+"""Session key of no widget: every box's value as last sent, so it is there again when the student comes back."""
 STUDENT_POLL_S = 10
 """How often a student's class bar asks the database for the teacher's moves [s]."""
 
@@ -186,6 +188,11 @@ def render_answer_boxes(ex: Exercise, found: Seat | None) -> None:
     them for the teacher. The verdicts stay shown until the next check of this exercise."""
     if found is not None:
         _restore(found)
+    kept: dict[str, str] = st.session_state.setdefault(TYPED, {})
+    for b in boxes(ex.id):  # Streamlit drops a widget's value once a run leaves it out (another exercise)
+        name = f"box_{ex.id}_{b.name}"
+        if name not in st.session_state and name in kept:
+            st.session_state[name] = kept[name]
     st.subheader(t("classroom.boxes_heading"), anchor=False)
     code = lang()
     with st.form(f"answers_{ex.id}", border=True):
@@ -198,6 +205,7 @@ def render_answer_boxes(ex: Exercise, found: Seat | None) -> None:
                 placeholder=f"{EXAMPLES[b.unit]} {unit}",
             )
         sent = st.form_submit_button(t("classroom.check"), key=f"check_{ex.id}", icon=":material/check:")
+    kept.update({f"box_{ex.id}_{b.name}": st.session_state.get(f"box_{ex.id}_{b.name}", "") for b in boxes(ex.id)})
     shown = VERDICTS + ex.id
     if sent:
         if found is not None and not classroom.allowed("answer"):
