@@ -236,3 +236,20 @@ def test_a_database_that_cannot_open_is_said_without_its_path(tmp_path, monkeypa
     assert message("classroom.db_unavailable", "en") in texts(at)
     assert str(tmp_path) not in "".join(texts(at))
     assert at.radio(key="exercise")  # the workshop itself still works
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"class": "' OR 1=1 --", "seat": "x" * 5000},
+        {"class": "[x](http://e.vil)<script>alert(1)</script>"},
+        {"teach": "%00\u202e", "class": ""},
+        {"teach": "a" * 3000, "projector": "1"},
+    ],
+)
+def test_hostile_class_links_are_a_form_or_a_message(db_path, query):
+    at = workshop(**query)
+    assert not at.exception
+    shown = "".join(texts(at))
+    assert "<script>" not in shown and "](http" not in shown  # nothing of the link echoed as markup
+    assert at.text_input  # the join or key form, or the workshop's own inputs: the page is usable
