@@ -90,6 +90,7 @@ def _join_form(code: str, db) -> Seat | None:
     found = Seat(code, joined.class_id, joined.student_id, joined.nickname)
     st.session_state[SEAT] = found
     st.query_params[classroom.SEAT_PARAM] = found.student_id
+    st.rerun()  # the page again, without the form
     return found
 
 
