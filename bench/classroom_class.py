@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import re
-import statistics
 import time
 import urllib.parse
 from collections import Counter
@@ -81,10 +81,12 @@ def _verdicts(ex: str, typed: dict[str, str]) -> dict[str, bool]:
 
 
 def _quantiles(values: list[float]) -> dict:
+    """P50, P95 (nearest rank) and max; None without values."""
     ordered = sorted(values)
     if not ordered:
         return {"p50": None, "p95": None, "max": None}
-    return {"p50": statistics.median(ordered), "p95": ordered[int(0.95 * (len(ordered) - 1))], "max": ordered[-1]}
+    rank = lambda q: ordered[max(0, math.ceil(q * len(ordered)) - 1)]  # noqa: E731
+    return {"p50": rank(0.5), "p95": rank(0.95), "max": ordered[-1]}
 
 
 @dataclass
