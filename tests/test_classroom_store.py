@@ -15,36 +15,9 @@ from sqlalchemy import func, select, text
 from core.classroom.engine import ClassroomError
 from core.classroom.schema import NICKNAME_MAX, Answer, Base, Classroom, Student
 from core.classroom.store import ClassStore, open_store
-from tests.classroom_pg import pg_bin, postgres_server, require_postgres
 from tests.classroom_workers import answer_all, open_and_close
 
 EXERCISES = {"e1": ["weights", "kv"], "e2": ["tokens"]}
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    if pg_bin() is None:
-        yield None
-        return
-    with postgres_server() as server:
-        yield server
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def target(request, tmp_path, pg_server, monkeypatch) -> dict:
-    """Where a store opens: a fresh SQLite file, or a fresh database on the test server."""
-    monkeypatch.delenv("DATABASE_URL", raising=False)
-    if request.param == "sqlite":
-        return {"path": str(tmp_path / "class.db")}
-    require_postgres()
-    return {"url": pg_server.new_database()}
-
-
-@pytest.fixture
-def store(target):
-    opened = open_store(**target)
-    yield opened
-    opened.close()
 
 
 def count(store: ClassStore, table, class_id: str | None = None) -> int:
@@ -149,7 +122,7 @@ def test_nicknames_unique_per_class_capped_and_stored_as_given(store):
 
 
 def test_a_class_holds_at_most_max_students(store, monkeypatch):
-    monkeypatch.setattr("core.classroom.store.MAX_STUDENTS", 3)
+    monkeypatch.setattr("core.classroom.seats.MAX_STUDENTS", 3)
     room = store.create_class()
     for n in range(3):
         store.join(room.join_code, f"s{n}")

@@ -170,9 +170,11 @@ def render_answer(ex: Exercise) -> None:
         st.markdown(block)
 
 
-def render_exercise(ex: Exercise, root: str) -> None:
-    """The question, the load button and the page to work on, the hint, the answer and the links
-    (starting with ``root``, the app's address ending in "/")."""
+def render_exercise(ex: Exercise, root: str, answer_boxes=None, in_class: bool = False, revealed: bool = False) -> None:
+    """The question, the load button and the page to work on, the hint, the answer boxes (``answer_boxes()``
+    draws them), the answer and the links (starting with ``root``, the app's address ending in "/").
+
+    In a class the answer waits for the teacher: hidden until they reveal it, then shown to everyone."""
     st.header(t("workshop.exercise_heading", number=ex.number, title=t(ex.title)))
     st.caption(t("workshop.source", source=ex.source))
     st.markdown(f"**{t('workshop.scenario_label')}** {scenario_words(ex, lang())}")
@@ -193,11 +195,19 @@ def render_exercise(ex: Exercise, root: str) -> None:
         st.success(t("workshop.loaded"))
     with st.expander(t("workshop.hint_title"), icon=":material/lightbulb:"):
         st.markdown(t(ex.hint))
-    with st.expander(
-        t("workshop.reveal"), key=f"workshop_reveal_{ex.id}", on_change="rerun", icon=":material/visibility:"
-    ) as box:
-        if box.open:  # derived only when opened
-            render_answer(ex)
+    if answer_boxes is not None:
+        answer_boxes()
+    if in_class and revealed:
+        st.info(t("classroom.answer_revealed"), icon=":material/visibility:")
+        render_answer(ex)
+    elif in_class:
+        st.caption(t("classroom.answer_waits"))
+    else:
+        with st.expander(
+            t("workshop.reveal"), key=f"workshop_reveal_{ex.id}", on_change="rerun", icon=":material/visibility:"
+        ) as box:
+            if box.open:  # derived only when opened
+                render_answer(ex)
     links = ex.links(root, lang(), {k: str(v) for k, v in page_inputs(ex).items()})
     st.caption(t("workshop.share_page", page=t(page_name)))
     st.code(links["page"], language=None, wrap_lines=True)

@@ -37,6 +37,15 @@ class NewClass:
 
 
 @dataclass(frozen=True)
+class Overview:
+    class_id: str
+    join_code: str
+    language: str
+    retention_days: int
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
 class Joined:
     class_id: str
     student_id: str

@@ -15,21 +15,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.classroom.engine import ClassroomError, backend_name, make_engine, upgrade
 from core.classroom.records import (
-    MAX_STUDENTS,
     RETENTION_DAYS,
     TOP_WRONG,
-    ClassState,
     Conflict,
     ExerciseCounts,
-    Joined,
     NewClass,
+    Overview,
     Progress,
     answers_csv,
     checked_text,
@@ -38,13 +36,14 @@ from core.classroom.records import (
     same_key,
     utc,
 )
-from core.classroom.schema import KEY_MAX, NICKNAME_MAX, VALUE_MAX, Answer, Classroom, Student
+from core.classroom.schema import KEY_MAX, Answer, Classroom, Student
+from core.classroom.seats import StudentCalls
 
 _NO_SALT = "00" * 16
 _NO_HASH = key_hash("", bytes(16))
 
 
-class ClassStore:
+class ClassStore(StudentCalls):
     """The class database behind one engine; its repr names only the backend."""
 
     def __init__(self, engine: Engine) -> None:
@@ -114,6 +113,13 @@ class ClassStore:
         with self._session("create class") as session:
             session.add(room)
         return NewClass(room.id, room.join_code, key)
+
+    def overview(self, class_id: str, teacher_key: str) -> Overview:
+        """The class as its teacher sees it: the join code (for the link), language, retention and expiry."""
+        self._verify("open class", class_id, teacher_key)
+        with self._session("open class") as session:
+            room = self._room(session, "open class", class_id)
+            return Overview(room.id, room.join_code, room.language, room.retention_days, room.expires_at)
 
     def progress(self, class_id: str, teacher_key: str, exercises: Mapping[str, Sequence[str]]) -> Progress:
         """Per exercise (its boxes listed), the counts; a student is correct when each box's latest answer is."""
@@ -211,82 +217,6 @@ class ClassStore:
             ids = session.scalars(select(Classroom.id).where(Classroom.expires_at <= utc(now))).all()
             delete_classes(session, list(ids))
         return len(ids)
-
-    # -- the students' calls -------------------------------------------------------------------------------------
-    def join(self, join_code: str, nickname: str, now: datetime | None = None) -> Joined:
-        nickname = checked_text("join", "nickname", nickname, NICKNAME_MAX).strip()
-        try:
-            with self._session("join") as session:
-                room = session.scalars(select(Classroom).where(Classroom.join_code == str(join_code))).first()
-                if room is None:
-                    raise ClassroomError("join: no class has this join code")
-                size = select(func.count()).select_from(Student).where(Student.class_id == room.id)
-                if session.scalar(size) >= MAX_STUDENTS:
-                    raise ClassroomError(f"join: the class is full ({MAX_STUDENTS} students)")
-                student = Student(id=secrets.token_urlsafe(16), class_id=room.id, nickname=nickname, joined_at=utc(now))
-                session.add(student)
-                session.flush()
-        except Conflict:
-            raise ClassroomError("join: this nickname is taken in the class; choose another") from None
-        return Joined(room.id, student.id, nickname)
-
-    def submit_answer(
-        self,
-        class_id: str,
-        student_id: str,
-        exercise_id: str,
-        box: str,
-        typed: str,
-        value: float | None,
-        correct: bool,
-        slip: str | None,
-        idempotency_key: str,
-        now: datetime | None = None,
-    ) -> bool:
-        """Record one answer; ``False`` when this student already sent ``idempotency_key`` (recorded once)."""
-        op = "submit answer"
-        for field, text_ in (("exercise", exercise_id), ("box", box), ("idempotency_key", idempotency_key)):
-            checked_text(op, field, text_, KEY_MAX)
-        if not isinstance(typed, str) or len(typed) > VALUE_MAX:
-            raise ClassroomError(f"{op}: the answer must be at most {VALUE_MAX} characters")
-        try:
-            with self._session(op) as session:
-                owner = session.scalar(select(Student.class_id).where(Student.id == student_id))
-                if owner is None or owner != class_id:
-                    raise ClassroomError(f"{op}: no such student in this class")
-                dup = select(Answer.id).where(
-                    Answer.student_id == student_id, Answer.idempotency_key == idempotency_key
-                )
-                if session.scalar(dup) is not None:
-                    return False
-                session.add(
-                    Answer(
-                        class_id=class_id,
-                        student_id=student_id,
-                        exercise_id=exercise_id,
-                        box=box,
-                        value_text=typed,
-                        value=None if value is None else float(value),
-                        correct=bool(correct),
-                        slip=slip,
-                        submitted_at=utc(now),
-                        idempotency_key=idempotency_key,
-                    )
-                )
-                session.flush()
-        except Conflict:  # a concurrent resubmission won the race: recorded once
-            return False
-        return True
-
-    def state(self, class_id: str) -> ClassState:
-        """What every student's page follows: the current exercise, the revealed ones, the timer."""
-        with self._session("class state") as session:
-            room = session.get(Classroom, class_id) if isinstance(class_id, str) else None
-            if room is None:
-                raise ClassroomError("class state: no such class")
-            return ClassState(
-                room.language, room.current_exercise, tuple(room.revealed), room.timer_started_at, room.timer_seconds
-            )
 
 
 def open_store(path: str | None = None, url: str | None = None) -> ClassStore:
