@@ -123,7 +123,11 @@ class ClassRun:
         self.think, self.seed = think, seed
         self.tally, self.seats = Tally(), []
         self.round_trips: list[float] = []
+        self.sent_at: list[float] = []  # when each answered check was sent [s from the start]
+        self.join_ms: list[float] = []
+        self.join_over_s, self.start = 0.0, 0.0
         self.reconnect_ms: list[float] = []
+        self.recovered_ms: list[float] = []
         self.drops: list[str] = []  # why each reconnect was needed
         self.teacher_ms: list[float] = []
         self.errors: list[str] = []
@@ -155,6 +159,7 @@ class ClassRun:
         verdicts = _verdicts(ex, typed)
         new = sum(self.tally.changes.get((seat, ex, box), [None])[-1] != value for box, value in typed.items())
         self.tally.sent(seat, ex, typed, verdicts)  # intended before sent: a lost reply must still count
+        first = time.perf_counter()
         for attempt in range(RECONNECT_TRIES):
             try:
                 tab.choose("exercise", EXERCISES.index(ex))
@@ -173,7 +178,10 @@ class ClassRun:
                 self.errors.append(f"{ex}: no widget {err} on the page")
                 return
             self.round_trips.append(shown.ms)
+            self.sent_at.append(time.monotonic() - self.start - shown.ms / 1e3)
             self._judge(ex, typed, verdicts, shown, (new,) if attempt == 0 else (0, new))
+            if attempt:  # a check that met a drop: from its first send to its verdicts, the reconnect included
+                self.recovered_ms.append((time.perf_counter() - first) * 1e3)
             return
         raise Dropped(f"{ex}: the check never got a reply")
 
@@ -195,6 +203,7 @@ class ClassRun:
             await tab.connect()
             tab.set("class_nickname", "string", nickname(i))
             shown = await tab.rerun(triggers=("class_join_submit",))
+            self.join_ms.append(shown.ms)
             self.errors.extend(shown.exceptions)
             seat = urllib.parse.parse_qs(tab.query).get("seat", [""])[0]
             if not seat:
@@ -265,8 +274,9 @@ class ClassRun:
         done = asyncio.Event()
         teacher = asyncio.create_task(self._teacher(done, deadline + 60))
         tasks = []
-        for i in range(self.students):
-            await asyncio.sleep(random.uniform(0, 0.05))  # students join over a moment
+        self.start = start
+        for i in range(self.students):  # students join over join_over_s (the link on the projector), in order
+            await asyncio.sleep(max(0.0, start + self.join_over_s * i / self.students - time.monotonic()))
             tasks.append(asyncio.create_task(self._student(i, deadline)))
         await asyncio.gather(*tasks)
         wall = time.monotonic() - start
@@ -274,10 +284,21 @@ class ClassRun:
         await teacher
         return wall
 
+    def _windows(self, width: float) -> list[dict]:
+        """The round trips of the checks sent in each ``width`` seconds of the run: when the load was highest."""
+        out = []
+        for w in range(int(max(self.sent_at, default=0) // width) + 1):
+            inside = [ms for at, ms in zip(self.sent_at, self.round_trips, strict=True) if w <= at / width < w + 1]
+            out.append({"from_s": w * width, "checks": len(inside), **_quantiles(inside)})
+        return out
+
     def go(self, seconds: float, warm: int = 1) -> dict:
         random.seed(self.seed)
+        cpu = time.process_time()
         wall = asyncio.run(self._run(seconds, warm))
-        return self._figures(wall)
+        figures = self._figures(wall)
+        figures["client_cpu_share_of_one_core"] = (time.process_time() - cpu) / wall
+        return figures
 
     def _figures(self, wall: float) -> dict:
         with self.store._sessions() as session:  # the rows themselves, not the store's own counting
@@ -301,6 +322,8 @@ class ClassRun:
             "checks_sent": self.checks_sent,
             "checks_resent": self.resent,
             "round_trip_ms": _quantiles(self.round_trips),
+            "round_trip_ms_by_30s": self._windows(30.0),
+            "join_ms": _quantiles(self.join_ms),
             "answers_intended": sum(intended.values()),
             "answers_recorded": sum(recorded.values()),
             "lost": sum((intended - recorded).values()),
@@ -314,6 +337,7 @@ class ClassRun:
             "student_fragment_runs": self.fragment_runs,
             "reconnects": len(self.reconnect_ms),
             "reconnect_ms": _quantiles(self.reconnect_ms),
+            "check_across_drop_ms": _quantiles(self.recovered_ms),
             "drops": Counter(self.drops).most_common(10),
             "killed": self.killed,
             "errors": self.errors,

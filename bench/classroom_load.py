@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from classroom_class import ClassRun, planned_checks  # noqa: E402
-from workshop_servers import HOST, free_port, haproxy_stack, start_server  # noqa: E402
+from workshop_servers import HOST, free_port, haproxy_stack, proc_cpu_seconds, start_server  # noqa: E402
 
 from core.classroom.store import open_store  # noqa: E402
 
@@ -61,12 +61,14 @@ def run_class(
     haproxy: bool = False,
     database_url: str | None = None,
     kill_one: bool = False,
-    think: tuple[float, float] = (0.5, 1.5),
+    think: tuple[float, float] = (5.0, 15.0),
     seed: int = 0,
+    join_over_s: float = 0.0,
 ) -> dict:
     """Start the servers (``servers`` ``streamlit run`` processes, students spread evenly and sticky; or with
-    ``haproxy`` deploy/serve.py's stack), on a fresh SQLite file or ``database_url``; create a class; run it;
-    stop everything. Returns the figures (module docstring)."""
+    ``haproxy`` deploy/serve.py's stack), on a fresh SQLite file or ``database_url``; create a class; run it
+    (the students join one after another over ``join_over_s``); stop everything. Returns the figures (module
+    docstring)."""
     if kill_one and not haproxy:
         raise ValueError("kill_one needs haproxy: without a balancer the students have nowhere to go")
     with tempfile.TemporaryDirectory(prefix="classroom-load-") as tmp:
@@ -80,17 +82,24 @@ def run_class(
                 with haproxy_stack(servers) as stack:
                     ws = "ws" + stack.url.removeprefix("http") + "/_stcore/stream"
                     run = ClassRun(room, store, [(ws, stack.url)], students, think, seed)
+                    run.join_over_s = join_over_s
+                    streamlits = [pid for pid, cmd in stack.children().items() if "streamlit" in cmd]
+                    cpu = _cpu(streamlits)
                     if kill_one:
                         run.kill_after = planned_checks(students, seed) // 2
                         run.kill = lambda: _kill_one(stack)
                     result = run.go(seconds_budget, warm=servers)
+                    result["server_cpu_share_of_one_core"] = (_cpu(streamlits) - cpu) / result["wall_s"]
             else:
                 ports = [free_port() for _ in range(servers)]
                 procs = []
                 try:
                     procs = [start_server(port) for port in ports]
                     run = ClassRun(room, store, _targets(ports), students, think, seed)
+                    run.join_over_s = join_over_s
+                    cpu = _cpu([p.pid for p in procs])
                     result = run.go(seconds_budget, warm=servers)
+                    result["server_cpu_share_of_one_core"] = (_cpu([p.pid for p in procs]) - cpu) / result["wall_s"]
                 finally:
                     for proc in procs:
                         proc.terminate()
@@ -102,6 +111,7 @@ def run_class(
                 database=store.backend,
                 kill_one=kill_one,
                 think_s=list(think),
+                join_over_s=join_over_s,
                 cpu_cores=os.cpu_count(),
             )
             return result
@@ -111,6 +121,15 @@ def run_class(
                 os.environ.pop(name, None)
                 if value is not None:
                     os.environ[name] = value
+
+
+def _cpu(pids: list[int]) -> float:
+    """CPU seconds of the processes still running (a killed one's are lost: the figure is then a floor)."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            total += proc_cpu_seconds(pid)
+    return total
 
 
 def _kill_one(stack) -> dict:
@@ -140,23 +159,27 @@ def _loopback_url(url: str) -> bool:
 
 
 def _summary(r: dict) -> str:
-    lat = r["round_trip_ms"]
+    lat, rec, across = r["round_trip_ms"], r["reconnect_ms"], r["check_across_drop_ms"]
     lines = [
         f"{r['students']} students, {r['servers']} process(es){' behind HAProxy' if r['haproxy'] else ''}, "
         f"{r['database']}, {r['cpu_cores']} CPU cores{', one process killed' if r['kill_one'] else ''}",
         f"  answer round trip ms: P50 {lat['p50']:.0f}  P95 {lat['p95']:.0f}  max {lat['max']:.0f}  "
-        f"({r['checks_sent']} checks sent, {r['wall_s']:.0f} s)",
+        f"({r['checks_sent']} checks sent, {r['wall_s']:.0f} s, the bench's own CPU "
+        f"{r['client_cpu_share_of_one_core']:.0%} of a core, the servers' {r['server_cpu_share_of_one_core']:.0%})",
+        "  by 30 s window, P50/P95 ms: "
+        + ", ".join(f"{w['p50']:.0f}/{w['p95']:.0f}" for w in r["round_trip_ms_by_30s"] if w["checks"]),
         f"  answers: intended {r['answers_intended']}, recorded {r['answers_recorded']}, lost {r['lost']}, "
         f"duplicates {r['duplicates']}",
         f"  teacher table == bench tally == store.progress: {r['teacher_equal']}  "
         f"(students finished {r['students_finished']}/{r['students']})",
-        f"  errors {len(r['errors'])}, wrong page answers {len(r['wrong_page'])}, reconnects {r['reconnects']}"
-        + (
-            f", reconnect ms P50 {r['reconnect_ms']['p50']:.0f} max {r['reconnect_ms']['max']:.0f}"
-            if r["reconnects"]
-            else ""
-        ),
+        f"  errors {len(r['errors'])}, wrong page answers {len(r['wrong_page'])}, reconnects {r['reconnects']}",
     ]
+    if r["reconnects"]:
+        lines.append(f"  reconnect ms P50 {rec['p50']:.0f} max {rec['max']:.0f}")
+    if across["p50"] is not None:
+        lines.append(
+            f"  a check across the drop, first send to verdicts, ms P50 {across['p50']:.0f} max {across['max']:.0f}"
+        )
     lines += [f"    {e}" for e in (r["errors"] + r["wrong_page"])[:10]]
     return "\n".join(lines)
 
@@ -171,8 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     db.add_argument("--database-url", help="a PostgreSQL URL on this machine (default: a fresh SQLite file)")
     db.add_argument("--postgres", action="store_true", help="start a throwaway PostgreSQL server (initdb)")
     parser.add_argument("--seconds", type=float, default=600.0, help="time budget; students stop when it is spent")
-    parser.add_argument("--think", type=float, nargs=2, default=(0.5, 1.5), metavar=("MIN", "MAX"))
+    parser.add_argument(
+        "--think", type=float, nargs=2, default=(5.0, 15.0), metavar=("MIN", "MAX"), help="seconds between checks"
+    )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--join-over", type=float, default=30.0, help="seconds over which the students join")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not 1 <= args.students <= 300 or not 1 <= args.servers <= 8 or not 1 <= args.seconds <= 1800:
@@ -183,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--database-url must name a database on this machine (loopback or a unix socket)")
     if not 0 <= args.think[0] <= args.think[1] <= 30:
         parser.error("--think MIN MAX must be 0 <= MIN <= MAX <= 30 seconds")
+    if not 0 <= args.join_over <= 600:
+        parser.error("--join-over must be 0 to 600 seconds")
     run = dict(
         students=args.students,
         seconds_budget=args.seconds,
@@ -191,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         kill_one=args.kill_one,
         think=tuple(args.think),
         seed=args.seed,
+        join_over_s=args.join_over,
     )
     if args.postgres:
         with _postgres() as url:
