@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import os
 import random
 import re
 import time
@@ -14,6 +15,7 @@ import urllib.parse
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from classroom_client import ERROR, SUCCESS, Dropped, Tab
 from sqlalchemy import select
@@ -74,6 +76,12 @@ def plan(seed: int, i: int) -> list[tuple[str, dict[str, str]]]:
 
 def planned_checks(students: int, seed: int) -> int:
     return sum(len(plan(seed, i)) for i in range(students))
+
+
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has been busy since boot, all cores (/proc/stat: all but idle and iowait)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def _verdicts(ex: str, typed: dict[str, str]) -> dict[str, bool]:
@@ -179,14 +187,16 @@ class ClassRun:
                 return
             self.round_trips.append(shown.ms)
             self.sent_at.append(time.monotonic() - self.start - shown.ms / 1e3)
-            self._judge(ex, typed, verdicts, shown, (new,) if attempt == 0 else (0, new))
+            # sent again: the first send may have recorded some boxes (all, none, or the first few before its process
+            # died), so the note says 0 to all of them new; the database's rows are what must add up
+            self._judge(ex, typed, verdicts, shown, (new,) if attempt == 0 else tuple(range(new + 1)))
             if attempt:  # a check that met a drop: from its first send to its verdicts, the reconnect included
                 self.recovered_ms.append((time.perf_counter() - first) * 1e3)
             return
         raise Dropped(f"{ex}: the check never got a reply")
 
     def _judge(self, ex: str, typed: dict[str, str], verdicts: dict[str, bool], shown, new: tuple[int, ...]) -> None:
-        """The page's verdicts (one alert per box) and its note of new rows: 0 too for a check sent again."""
+        """The page's verdicts (one alert per box) and its note of new rows (one of ``new``)."""
         self.errors.extend(shown.exceptions)
         got = Counter(fmt for fmt, _ in shown.alerts if fmt in (SUCCESS, ERROR))
         want = Counter(SUCCESS if ok else ERROR for ok in verdicts.values())
@@ -294,10 +304,14 @@ class ClassRun:
 
     def go(self, seconds: float, warm: int = 1) -> dict:
         random.seed(self.seed)
-        cpu = time.process_time()
+        cpu, busy = time.process_time(), machine_busy_s()
         wall = asyncio.run(self._run(seconds, warm))
+        # the whole machine's busy cores meanwhile: the servers, the bench, HAProxy, the database, and whatever else
+        # the shared machine ran (the warm-up page loads too)
+        busy = (machine_busy_s() - busy) / wall
         figures = self._figures(wall)
         figures["client_cpu_share_of_one_core"] = (time.process_time() - cpu) / wall
+        figures["machine_busy_cores"] = busy
         return figures
 
     def _figures(self, wall: float) -> dict:

@@ -1,22 +1,29 @@
 """Class load and failover run: N simulated students answer the Workshop's seven exercises, a teacher watches.
 
 Each student is a browser tab speaking Streamlit's websocket protocol (bench/classroom_client.py). It opens the
-Workshop page with the class's join link (``?class=<join code>``), joins with a unique nickname (some in Chinese,
-some with ``<b>`` or ``*markdown*``), then works the exercises in order: opens one, fills every answer box and
-sends the check; on some exercises it first makes a slip (a GiB figure read as GB, x 1.073741824; another box's
-known slip) and then sends the right answer, on some it leaves a box wrong. A teacher tab (``?teach=<class id>``,
-the teacher key typed in its form) reruns about every 2 s the whole time and reads the progress table.
+Workshop page with the class's join link (``?class=<join code>``; the students arrive one after another over
+``--join-over`` seconds), joins with a unique nickname (some in Chinese, some with ``<b>`` or ``*markdown*``),
+then works the exercises in order, ``--think`` seconds apart (default 5-15 s: a class at about thirty times a real
+one's pace, where a student checks an exercise every few minutes): opens one, fills every answer box and sends the
+check; on some exercises it first makes a slip (a GiB figure read as GB, x 1.073741824; another box's known slip)
+and then sends the right answer, on some it leaves a box wrong. Meanwhile its class bar's timer reruns that
+fragment as a browser's does. A teacher tab (``?teach=<class id>``, the teacher key typed in its form) stays open
+the whole time; its live view reruns on its own timer (the page's ``run_every``) and the bench reads the progress
+table each time, and once more from a full rerun when the students are done.
 
 Recorded: the answer round trip (check sent -> script finished) P50/P95/max; answers sent; answers recorded (the
 database's rows, by student, exercise and box); lost (changes the students sent that are not in the database) and
 duplicates (rows beyond them); the teacher's table at the end, the counts the bench derives from what its students
-sent, and ``store.progress``: all three must be equal; errors (exceptions on a page, a check whose verdicts or
-"Recorded" note did not come, connection errors) and reconnects.
+sent, and ``store.progress``: all three must be equal; errors (exceptions on a page, connection errors), wrong
+pages (a check whose verdicts, one alert per box, or whose "Recorded ... N new" note was not what the bench
+expects) and reconnects; the round trips per 30 s window; the CPU of the servers and of the bench itself.
 
 ``--kill-one`` (behind HAProxy): when half of the checks are sent, one Streamlit process of deploy/serve.py is
 killed with SIGKILL. Its students' websockets drop; each reconnects through HAProxy as a browser reloading does (a
 page load, a new websocket, the URL's ``class=..&seat=..``), sends again the check it had no reply for, and goes
-on. The time from the drop to the page shown again is recorded; nothing may be lost or recorded twice.
+on. Recorded: the time from noticing the drop to the page shown again, and a resent check's time from its first
+send to its verdicts; nothing may be lost or recorded twice. A tab notices a drop when it next sends (a check or
+its fragment timer), as a browser notices when its websocket closes.
 
 Run:  .venv/bin/python bench/classroom_load.py --students 120 --servers 3 --haproxy
       .venv/bin/python bench/classroom_load.py --students 120 --servers 3 --haproxy --kill-one
@@ -165,7 +172,8 @@ def _summary(r: dict) -> str:
         f"{r['database']}, {r['cpu_cores']} CPU cores{', one process killed' if r['kill_one'] else ''}",
         f"  answer round trip ms: P50 {lat['p50']:.0f}  P95 {lat['p95']:.0f}  max {lat['max']:.0f}  "
         f"({r['checks_sent']} checks sent, {r['wall_s']:.0f} s, the bench's own CPU "
-        f"{r['client_cpu_share_of_one_core']:.0%} of a core, the servers' {r['server_cpu_share_of_one_core']:.0%})",
+        f"{r['client_cpu_share_of_one_core']:.0%} of a core, the servers' {r['server_cpu_share_of_one_core']:.0%}, "
+        f"the machine's {r.get('machine_busy_cores', float('nan')):.2f} cores busy)",
         "  by 30 s window, P50/P95 ms: "
         + ", ".join(f"{w['p50']:.0f}/{w['p95']:.0f}" for w in r["round_trip_ms_by_30s"] if w["checks"]),
         f"  answers: intended {r['answers_intended']}, recorded {r['answers_recorded']}, lost {r['lost']}, "
@@ -207,8 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--kill-one needs --haproxy")
     if args.database_url and not _loopback_url(args.database_url):
         parser.error("--database-url must name a database on this machine (loopback or a unix socket)")
-    if not 0 <= args.think[0] <= args.think[1] <= 30:
-        parser.error("--think MIN MAX must be 0 <= MIN <= MAX <= 30 seconds")
+    if not 0 <= args.think[0] <= args.think[1] <= 300:
+        parser.error("--think MIN MAX must be 0 <= MIN <= MAX <= 300 seconds")
     if not 0 <= args.join_over <= 600:
         parser.error("--join-over must be 0 to 600 seconds")
     run = dict(
