@@ -6,9 +6,11 @@ from __future__ import annotations
 import threading
 
 import pytest
+from sqlalchemy.exc import SQLAlchemyError
 
 from core.classroom.engine import ClassroomError
 from core.classroom.limits import LIMITS, RateLimit
+from core.classroom.records import BoxAnswer
 from core.classroom.schema import Answer
 from tests.test_classroom_store import count
 
@@ -90,3 +92,27 @@ def test_the_roster_marks_each_student_per_exercise(store):
     store.record_answer(room.class_id, bob.student_id, "e2", "tokens", "4", 4.0, True, None)
     progress = store.progress(room.class_id, room.teacher_key, {"e1": ["weights", "kv"], "e2": ["tokens"]})
     assert progress.roster == (("Ada", (2, 0)), ("<b>Bob</b>", (1, 2)))  # stored as given, escaped where shown
+
+
+def test_a_check_is_recorded_whole_or_not_at_all(store, monkeypatch):
+    """A process that dies mid-check must not leave half of it for the teacher (the failover run found one)."""
+    import core.classroom.seats as seats
+
+    room = store.create_class()
+    ada = store.join(room.join_code, "Ada")
+    check = [BoxAnswer("weights", "1", 1.0, True), BoxAnswer("kv", "2", 2.0, False, "kv_once")]
+    real, calls = seats._row, []
+
+    def dies_on_the_second(*args):
+        calls.append(args)
+        if len(calls) == 2:
+            raise SQLAlchemyError("the connection went away")
+        return real(*args)
+
+    monkeypatch.setattr(seats, "_row", dies_on_the_second)
+    with pytest.raises(ClassroomError):
+        store.record_check(room.class_id, ada.student_id, "e1", check)
+    assert count(store, Answer, room.class_id) == 0
+    monkeypatch.setattr(seats, "_row", real)
+    assert store.record_check(room.class_id, ada.student_id, "e1", check) == 2  # the resend records it all
+    assert store.record_check(room.class_id, ada.student_id, "e1", check) == 0  # and once

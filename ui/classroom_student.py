@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from core.classroom.engine import ClassroomError
-from core.classroom.records import ClassState
+from core.classroom.records import BoxAnswer, ClassState
 from core.classroom.schema import NICKNAME_MAX, VALUE_MAX
 from core.teaching.answer_boxes import boxes
 from core.teaching.answer_check import EXAMPLES, Verdict, check, unit_text
@@ -167,21 +167,17 @@ def _restore(found: Seat) -> None:
 
 
 def _record(found: Seat, verdicts: list[tuple[str, str, Verdict]]) -> int | None:
-    """Each readable answer recorded (once per change); the number of new rows, None when the call failed."""
+    """The readable answers of one check recorded together (once per change); the number of new rows, None when
+    the call failed."""
     db = classroom.store()
     if db is None:
         return None
-    new = 0
+    answers = [BoxAnswer(name, typed, v.value, v.correct, v.slip) for name, typed, v in verdicts if v.readable]
     try:
-        for box_name, typed, v in verdicts:
-            if v.readable:
-                new += db.record_answer(
-                    found.class_id, found.student_id, v.exercise_id, box_name, typed, v.value, v.correct, v.slip
-                )
+        return db.record_check(found.class_id, found.student_id, verdicts[0][2].exercise_id, answers) if answers else 0
     except ClassroomError as err:
         classroom.failed(err)
         return None
-    return new
 
 
 def render_answer_boxes(ex: Exercise, found: Seat | None) -> None:

@@ -46,6 +46,17 @@ class Overview:
 
 
 @dataclass(frozen=True)
+class BoxAnswer:
+    """One box of a check: as typed, its reading in the box's unit (None when unreadable), right or not, the slip."""
+
+    box: str
+    typed: str
+    value: float | None
+    correct: bool
+    slip: str | None = None
+
+
+@dataclass(frozen=True)
 class Joined:
     class_id: str
     student_id: str

@@ -9,7 +9,7 @@ student's page follows: the current exercise, the revealed ones, the timer.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 
@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.classroom.engine import ClassroomError
-from core.classroom.records import MAX_STUDENTS, ClassState, Conflict, Joined, checked_text, utc
+from core.classroom.records import MAX_STUDENTS, BoxAnswer, ClassState, Conflict, Joined, checked_text, utc
 from core.classroom.schema import KEY_MAX, NICKNAME_MAX, VALUE_MAX, Answer, Classroom, Student
 
 RECORD_TRIES = 3
@@ -102,27 +102,51 @@ class StudentCalls:
         slip: str | None,
         now: datetime | None = None,
     ) -> bool:
-        """Record a box's answer unless it equals the student's latest one for that box (then ``False``).
+        """Record a box's answer unless it equals the student's latest one for that box (then ``False``)."""
+        return (
+            self.record_check(class_id, student_id, exercise_id, [BoxAnswer(box, typed, value, correct, slip)], now)
+            == 1
+        )
+
+    def record_check(
+        self,
+        class_id: str,
+        student_id: str,
+        exercise_id: str,
+        answers: Sequence[BoxAnswer],
+        now: datetime | None = None,
+    ) -> int:
+        """Record one check of an exercise's boxes in one transaction (the teacher never sees half a check); the
+        number of rows added. A box whose answer equals the student's latest one for it is skipped.
 
         A check sent twice (a double click, a page resent after its process went down) is so recorded once, while
-        a changed answer, or an earlier one typed again after another, is recorded anew. The row's idempotency key
-        is the box's answer count, so two concurrent sends of one change insert one row (the unique constraint);
-        a concurrent different change that took the slot is followed by a retry."""
+        a changed answer, or an earlier one typed again after another, is recorded anew. A row's idempotency key
+        is its box's answer count, so two concurrent sends of one change insert one row (the unique constraint);
+        a concurrent different change that took the slot is followed by a retry of the whole check."""
         op = "submit answer"
-        _checked_answer(op, exercise_id, box, typed)
+        for a in answers:
+            _checked_answer(op, exercise_id, a.box, a.typed)
         for _ in range(RECORD_TRIES):
             try:
                 with self._session(op) as session:
                     _owned(session, op, class_id, student_id)
-                    mine = (Answer.student_id == student_id, Answer.exercise_id == exercise_id, Answer.box == box)
-                    count = session.scalar(select(func.count()).select_from(Answer).where(*mine))
-                    latest = session.scalar(select(Answer.value_text).where(*mine).order_by(Answer.id.desc()).limit(1))
-                    if latest == typed:
-                        return False
-                    key = f"{exercise_id}/{box}#{count}"
-                    session.add(_row(class_id, student_id, exercise_id, box, typed, value, correct, slip, key, now))
-                    session.flush()
-                return True
+                    added = 0
+                    for a in answers:
+                        mine = (Answer.student_id == student_id, Answer.exercise_id == exercise_id, Answer.box == a.box)
+                        count = session.scalar(select(func.count()).select_from(Answer).where(*mine))
+                        latest = session.scalar(
+                            select(Answer.value_text).where(*mine).order_by(Answer.id.desc()).limit(1)
+                        )
+                        if latest == a.typed:
+                            continue
+                        key = f"{exercise_id}/{a.box}#{count}"
+                        row = _row(
+                            class_id, student_id, exercise_id, a.box, a.typed, a.value, a.correct, a.slip, key, now
+                        )
+                        session.add(row)
+                        session.flush()
+                        added += 1
+                return added
             except Conflict:
                 continue
         raise ClassroomError(f"{op}: the answer could not be recorded (the box kept changing); send it again")
