@@ -116,3 +116,13 @@ def test_a_check_is_recorded_whole_or_not_at_all(store, monkeypatch):
     monkeypatch.setattr(seats, "_row", real)
     assert store.record_check(room.class_id, ada.student_id, "e1", check) == 2  # the resend records it all
     assert store.record_check(room.class_id, ada.student_id, "e1", check) == 0  # and once
+
+
+def test_an_export_that_fails_says_so_in_the_file(store):
+    from ui.classroom_dashboard import _export
+
+    room = store.create_class()
+    good = _export(store, room.class_id, room.teacher_key, "zh").decode("utf-8-sig")
+    assert good.startswith("nickname,exercise,box")
+    bad = _export(store, room.class_id, "guess", "zh").decode("utf-8-sig")
+    assert bad.startswith("无法导出答案") and "Traceback" not in bad

@@ -4,9 +4,12 @@ the class, and letting go of it in this browser."""
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from core.classroom.engine import ClassroomError
+from core.messages import message
 from core.teaching.exercises import Exercise
 from ui import classroom
 from ui.classroom_teacher import (
@@ -21,7 +24,7 @@ from ui.classroom_teacher import (
     projector_style,
 )
 from ui.download import download_button
-from ui.i18n import t
+from ui.i18n import lang, t
 
 
 def _call(method: str, *args) -> bool:
@@ -64,10 +67,12 @@ def _steer(teacher_: Teacher, exercises: tuple[Exercise, ...]) -> None:
     if tools[0].button(t("classroom.projector_on"), key="class_projector", icon=":material/tv:"):
         st.query_params[classroom.PROJECTOR_PARAM] = "1"
         st.rerun()
+    db = classroom.store()
     download_button(
         tools[1],
         t("classroom.export"),
-        lambda: _export(cid, key),
+        functools.partial(_export, db, cid, key, lang()),
+        disabled=db is None,
         file_name="class-results.csv",
         mime="text/csv",
         key="class_export",
@@ -85,11 +90,13 @@ def _steer(teacher_: Teacher, exercises: tuple[Exercise, ...]) -> None:
         st.rerun()
 
 
-def _export(class_id: str, key: str) -> bytes:
-    db = classroom.store()
-    if db is None:
-        raise ClassroomError("export: the class database is not available")
-    return db.export_csv(class_id, key).encode("utf-8-sig")  # the BOM: spreadsheets then read Chinese nicknames
+def _export(db, class_id: str, key: str, language: str) -> bytes:
+    """The class's answers as CSV (with a BOM: spreadsheets then read Chinese nicknames); built on the click, in a
+    thread of no session, so a failure is said in the file (one line) rather than raised."""
+    try:
+        return db.export_csv(class_id, key).encode("utf-8-sig")
+    except ClassroomError:
+        return (message("classroom.export_failed", language) + "\n").encode("utf-8-sig")
 
 
 def forget() -> None:
