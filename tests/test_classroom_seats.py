@@ -126,3 +126,22 @@ def test_an_export_that_fails_says_so_in_the_file(store):
     assert good.startswith("nickname,exercise,box")
     bad = _export(store, room.class_id, "guess", "zh").decode("utf-8-sig")
     assert bad.startswith("无法导出答案") and "Traceback" not in bad
+
+
+def test_each_failure_has_a_kind_the_page_words(store):
+    from core.classroom.engine import KINDS
+    from ui.classroom import FAILURES
+
+    assert set(FAILURES) == set(KINDS)
+    room = store.create_class()
+    store.join(room.join_code, "Ada")
+    cases = {
+        "no_class": lambda: store.join("no-such-code", "Eve"),
+        "nickname_taken": lambda: store.join(room.join_code, "Ada"),
+        "invalid": lambda: store.join(room.join_code, "x" * 41),
+        "wrong_key": lambda: store.progress(room.class_id, "guess", {}),
+    }
+    for kind, call in cases.items():
+        with pytest.raises(ClassroomError) as caught:
+            call()
+        assert caught.value.kind == kind

@@ -32,6 +32,17 @@ CLASS_PARAM, SEAT_PARAM, TEACH_PARAM, PROJECTOR_PARAM = "class", "seat", "teach"
 """The class links' URL parameters: the join code, the student's seat, the teacher's class, projector mode."""
 WORKSHOP_PATH = "workshop"
 
+FAILURES = {
+    "failed": "classroom.call_failed",
+    "no_class": "classroom.no_class",
+    "wrong_key": "classroom.wrong_key",
+    "nickname_taken": "classroom.nickname_taken",
+    "class_full": "classroom.class_full",
+    "invalid": "classroom.value_invalid",
+}
+"""A failed call's kind (:data:`core.classroom.engine.KINDS`) -> what the page says (the join form says what a
+nickname takes for ``invalid``)."""
+
 _log = logging.getLogger(__name__)
 _last_purge = [0.0]
 
@@ -55,22 +66,10 @@ def store() -> ClassStore | None:
         return None
 
 
-def failed(err: ClassroomError) -> None:
+def failed(err: ClassroomError, invalid: str = FAILURES["invalid"]) -> None:
     """A class call that failed: one line in the session's language (the store's English reason kept to the log)."""
     _log.info("class call: %s", err)
-    reason = str(err)
-    if "nickname is taken" in reason:
-        st.error(t("classroom.nickname_taken"))
-    elif "class is full" in reason:
-        st.error(t("classroom.class_full"))
-    elif "teacher key" in reason:  # before "no such class": a key check names both
-        st.error(t("classroom.wrong_key"))
-    elif "join code" in reason or "no such student" in reason or "no such class" in reason:
-        st.error(t("classroom.no_class"))
-    elif "nickname must" in reason:
-        st.error(t("classroom.nickname_invalid"))
-    else:
-        st.error(t("classroom.call_failed"))
+    st.error(t(invalid if err.kind == "invalid" else FAILURES[err.kind]))
 
 
 def allowed(kind: str) -> bool:

@@ -85,7 +85,7 @@ def _join_form(code: str, db) -> Seat | None:
     try:
         joined = db.join(code, nickname)
     except ClassroomError as err:
-        classroom.failed(err)
+        classroom.failed(err, invalid="classroom.nickname_invalid")
         return None
     found = Seat(code, joined.class_id, joined.student_id, joined.nickname)
     st.session_state[SEAT] = found

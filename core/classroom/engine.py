@@ -24,8 +24,19 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 _MIGRATION_LOCK = 32_0004  # pg_advisory_xact_lock id: one migrator at a time
 
 
+KINDS = ("failed", "no_class", "wrong_key", "nickname_taken", "class_full", "invalid")
+"""What went wrong, for a page to say in the reader's language: the database call failed; no such class (or
+student in it); a wrong teacher key (or no such class: the two are not told apart); a taken nickname; a full
+class; a value out of its bounds."""
+
+
 class ClassroomError(ValueError):
-    """A class-database call that failed; its message is one line naming the operation, never the path or URL."""
+    """A class-database call that failed; its message is one line naming the operation, never the path or URL,
+    and ``kind`` (one of :data:`KINDS`) says what went wrong."""
+
+    def __init__(self, message: str, kind: str = "failed") -> None:
+        super().__init__(message)
+        self.kind = kind if kind in KINDS else "failed"
 
 
 def backend_name(engine: Engine) -> str:

@@ -103,9 +103,9 @@ def key_hash(key: str, salt: bytes) -> str:
 
 def checked_text(op: str, field: str, value: str, limit: int) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
-        raise ClassroomError(f"{op}: {field} must be 1 to {limit} characters")
+        raise ClassroomError(f"{op}: {field} must be 1 to {limit} characters", "invalid")
     if any(ord(c) < 32 or ord(c) == 127 or c in _BIDI for c in value):
-        raise ClassroomError(f"{op}: {field} must not contain control or text-direction characters")
+        raise ClassroomError(f"{op}: {field} must not contain control or text-direction characters", "invalid")
     return value
 
 

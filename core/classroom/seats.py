@@ -33,15 +33,17 @@ class StudentCalls:
             with self._session("join") as session:
                 room = session.scalars(select(Classroom).where(Classroom.join_code == str(join_code))).first()
                 if room is None:
-                    raise ClassroomError("join: no class has this join code")
+                    raise ClassroomError("join: no class has this join code", "no_class")
                 size = select(func.count()).select_from(Student).where(Student.class_id == room.id)
                 if session.scalar(size) >= MAX_STUDENTS:
-                    raise ClassroomError(f"join: the class is full ({MAX_STUDENTS} students)")
+                    raise ClassroomError(f"join: the class is full ({MAX_STUDENTS} students)", "class_full")
                 student = Student(id=secrets.token_urlsafe(16), class_id=room.id, nickname=nickname, joined_at=utc(now))
                 session.add(student)
                 session.flush()
         except Conflict:
-            raise ClassroomError("join: this nickname is taken in the class; choose another") from None
+            raise ClassroomError(
+                "join: this nickname is taken in the class; choose another", "nickname_taken"
+            ) from None
         return Joined(room.id, student.id, nickname)
 
     def rejoin(self, join_code: str, student_id: str) -> Joined:
@@ -55,7 +57,7 @@ class StudentCalls:
                     .where(Classroom.join_code == join_code, Student.id == student_id)
                 ).first()
         if row is None:
-            raise ClassroomError("rejoin: no such student in this class")
+            raise ClassroomError("rejoin: no such student in this class", "no_class")
         return Joined(*row)
 
     def submit_answer(
@@ -166,7 +168,7 @@ class StudentCalls:
         with self._session("class state") as session:
             room = session.get(Classroom, class_id) if isinstance(class_id, str) else None
             if room is None:
-                raise ClassroomError("class state: no such class")
+                raise ClassroomError("class state: no such class", "no_class")
             return ClassState(
                 room.language, room.current_exercise, tuple(room.revealed), room.timer_started_at, room.timer_seconds
             )
@@ -176,13 +178,13 @@ def _checked_answer(op: str, exercise_id: str, box: str, typed: str) -> None:
     checked_text(op, "exercise", exercise_id, KEY_MAX)
     checked_text(op, "box", box, KEY_MAX)
     if not isinstance(typed, str) or len(typed) > VALUE_MAX:
-        raise ClassroomError(f"{op}: the answer must be at most {VALUE_MAX} characters")
+        raise ClassroomError(f"{op}: the answer must be at most {VALUE_MAX} characters", "invalid")
 
 
 def _owned(session: Session, op: str, class_id: str, student_id: str) -> None:
     owner = session.scalar(select(Student.class_id).where(Student.id == student_id))
     if owner is None or owner != class_id:
-        raise ClassroomError(f"{op}: no such student in this class")
+        raise ClassroomError(f"{op}: no such student in this class", "no_class")
 
 
 def _row(class_id, student_id, exercise_id, box, typed, value, correct, slip, key, now) -> Answer:

@@ -82,22 +82,22 @@ class ClassStore(StudentCalls):
         given = teacher_key if isinstance(teacher_key, str) else ""
         salt, expected = tuple(row) if row else (_NO_SALT, _NO_HASH)  # the same work for an unknown class
         if not same_key(given, salt, expected) or row is None:
-            raise ClassroomError(f"{op}: wrong teacher key or no such class")
+            raise ClassroomError(f"{op}: wrong teacher key or no such class", "wrong_key")
 
     @staticmethod
     def _room(session: Session, op: str, class_id: str) -> Classroom:
         room = session.get(Classroom, class_id)
         if room is None:  # deleted since the key was checked
-            raise ClassroomError(f"{op}: wrong teacher key or no such class")
+            raise ClassroomError(f"{op}: wrong teacher key or no such class", "wrong_key")
         return room
 
     # -- the teacher's calls -------------------------------------------------------------------------------------
     def create_class(self, language: str = "en", retention_days: int = 30, now: datetime | None = None) -> NewClass:
         if language not in ("en", "zh"):
-            raise ClassroomError(f"create class: language must be en or zh, not {language!r}")
+            raise ClassroomError(f"create class: language must be en or zh, not {language!r}", "invalid")
         lo, hi = RETENTION_DAYS
         if not isinstance(retention_days, int) or not lo <= retention_days <= hi:
-            raise ClassroomError(f"create class: retention_days must be a whole number from {lo} to {hi}")
+            raise ClassroomError(f"create class: retention_days must be a whole number from {lo} to {hi}", "invalid")
         key, salt, at = secrets.token_urlsafe(24), secrets.token_bytes(16), utc(now)
         room = Classroom(
             id=secrets.token_urlsafe(16),
@@ -193,7 +193,7 @@ class ClassStore(StudentCalls):
     def start_timer(self, class_id: str, teacher_key: str, seconds: int | None, now: datetime | None = None) -> None:
         """Start a timer of ``seconds`` from ``now``; ``None`` stops it."""
         if seconds is not None and (not isinstance(seconds, int) or not 1 <= seconds <= 24 * 3600):
-            raise ClassroomError("timer: seconds must be a whole number from 1 to 86400")
+            raise ClassroomError("timer: seconds must be a whole number from 1 to 86400", "invalid")
         started = utc(now) if seconds is not None else None
         self._steer("timer", class_id, teacher_key, timer_started_at=started, timer_seconds=seconds)
 
