@@ -216,8 +216,8 @@ def render_answer_boxes(ex: Exercise, found: Seat | None) -> None:
         recorded = _record(found, verdicts) if found is not None else None
         st.session_state[shown] = ([v for _, _, v in verdicts], recorded, len(verdicts))
     if shown in st.session_state:
-        kept, recorded, sent_count = st.session_state[shown]
-        for v in kept:
+        last, recorded, sent_count = st.session_state[shown]
+        for v in last:
             (st.success if v.correct else st.error if v.readable else st.warning)(escape_markdown(v.message))
         if found is not None and recorded is not None:
             st.caption(t("classroom.recorded", new=recorded, sent=sent_count))
