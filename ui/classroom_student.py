@@ -87,11 +87,9 @@ def _join_form(code: str, db) -> Seat | None:
     except ClassroomError as err:
         classroom.failed(err, invalid="classroom.nickname_invalid")
         return None
-    found = Seat(code, joined.class_id, joined.student_id, joined.nickname)
-    st.session_state[SEAT] = found
-    st.query_params[classroom.SEAT_PARAM] = found.student_id
+    st.session_state[SEAT] = Seat(code, joined.class_id, joined.student_id, joined.nickname)
+    st.query_params[classroom.SEAT_PARAM] = joined.student_id
     st.rerun()  # the page again, without the form
-    return found
 
 
 def class_state(found: Seat) -> ClassState | None:
@@ -150,8 +148,9 @@ def render_class_bar(found: Seat) -> None:
     bar()
 
 
-def _restore(found: Seat) -> None:
-    """Once per session: the boxes show the student's latest recorded answers (after a reload or a failover)."""
+def _restore(found: Seat, kept: dict[str, str]) -> None:
+    """Once per session: the student's latest recorded answers join the kept box values (after a reload or a
+    failover the boxes show them again)."""
     if st.session_state.get(RESTORED) == found.student_id:
         return
     db = classroom.store()
@@ -162,7 +161,7 @@ def _restore(found: Seat) -> None:
     except ClassroomError:
         return
     for (exercise_id, box_name), (typed, _ok) in mine.items():
-        st.session_state.setdefault(f"box_{exercise_id}_{box_name}", typed)
+        kept.setdefault(f"box_{exercise_id}_{box_name}", typed)
     st.session_state[RESTORED] = found.student_id
 
 
@@ -183,9 +182,9 @@ def _record(found: Seat, verdicts: list[tuple[str, str, Verdict]]) -> int | None
 def render_answer_boxes(ex: Exercise, found: Seat | None) -> None:
     """The exercise's answer boxes in one form; a check shows one verdict per filled box and, in a class, records
     them for the teacher. The verdicts stay shown until the next check of this exercise."""
-    if found is not None:
-        _restore(found)
     kept: dict[str, str] = st.session_state.setdefault(TYPED, {})
+    if found is not None:
+        _restore(found, kept)
     for b in boxes(ex.id):  # Streamlit drops a widget's value once a run leaves it out (another exercise)
         name = f"box_{ex.id}_{b.name}"
         if name not in st.session_state and name in kept:

@@ -62,11 +62,9 @@ def teacher() -> Teacher | None:
     except ClassroomError as err:
         classroom.failed(err)
         return None
-    found = Teacher(room.class_id, key, room.join_code, room.language)
-    st.session_state[TEACHER] = found
+    st.session_state[TEACHER] = Teacher(room.class_id, key, room.join_code, room.language)
     st.session_state.pop("class_teacher_key", None)
     st.rerun()
-    return found
 
 
 def render_start() -> None:
